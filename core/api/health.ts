@@ -1,0 +1,42 @@
+/** /healthz: the process answers. /readyz: the stores answer too, with details (and breaker states). */
+import Router from '@koa/router';
+import type { Breakers } from '../dispatch/breakers.ts';
+import type { Database } from '../store/database.ts';
+import type { KV } from '../store/kv.ts';
+
+const CHECK_TIMEOUT_MS = 2000;
+
+async function check(name: string, kind: string, probe: () => Promise<void>) {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      probe(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+      }),
+    ]);
+    return { name, kind, ok: true, latencyMs: Math.round((performance.now() - started) * 100) / 100 };
+  } catch (err) {
+    return { name, kind, ok: false, error: (err as Error).message };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function healthRouter(deps: { db: Database; kv: KV; breakers: Breakers }): Router {
+  const router = new Router();
+  router.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/readyz', async (ctx) => {
+    const checks = await Promise.all([
+      check('database', deps.db.kind, () => deps.db.ping()),
+      check('kv', deps.kv.kind, () => deps.kv.ping()),
+    ]);
+    const ready = checks.every((c) => c.ok);
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? 'ready' : 'not_ready', checks, breakers: deps.breakers.states() };
+  });
+  return router;
+}

@@ -1,0 +1,127 @@
+/**
+ * The canonical chat format: the OpenAI chat-completions shape, which most providers speak. Every ingress
+ * translates into it and every translator translates out of it; plugins only ever see these types.
+ */
+export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+
+export interface TextPart { type: 'text'; text: string }
+export interface ImagePart { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } }
+export type ContentPart = TextPart | ImagePart;
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface ChatMessage {
+  role: Role;
+  content: string | ContentPart[] | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+}
+
+export interface FunctionTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown> };
+}
+
+export interface BuiltInTool {
+  type: 'built_in';
+  built_in: 'file_search' | 'web_search' | 'code_execution' | 'computer_use' | 'search_grounding';
+  config?: Record<string, unknown>;
+}
+
+export interface ChatCompletionRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  stop?: string | string[];
+  n?: number;
+  tools?: Array<FunctionTool | BuiltInTool>;
+  tool_choice?: unknown;
+  response_format?: { type: 'text' | 'json_object' | 'json_schema'; json_schema?: Record<string, unknown> };
+  reasoning_effort?: 'minimal' | 'low' | 'medium' | 'high';
+  reasoning?: { effort?: string; budget_tokens?: number; exclude_from_output?: boolean };
+  cache_control?: { cache_prefix?: boolean; ttl_seconds?: number };
+  seed?: number;
+  user?: string;
+  frequency_penalty?: number;
+  presence_penalty?: number;
+  logprobs?: boolean;
+  top_logprobs?: number;
+  logit_bias?: Record<string, number>;
+  /** Parameters the gateway does not interpret are kept and passed to providers that speak this format. */
+  [extra: string]: unknown;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number };
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; refusal?: string | null };
+    finish_reason: FinishReason | null;
+    logprobs?: unknown;
+  }>;
+  usage?: Usage;
+  system_fingerprint?: string | null;
+  [extra: string]: unknown;
+}
+
+export interface ChunkToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    delta: { role?: 'assistant'; content?: string | null; tool_calls?: ChunkToolCallDelta[]; refusal?: string | null };
+    finish_reason: FinishReason | null;
+    logprobs?: unknown;
+  }>;
+  /** Present on the last chunk of every canonical stream when the provider reported usage. */
+  usage?: Usage | null;
+  [extra: string]: unknown;
+}
+
+/** The modalities a canonical request can name; translators declare which they support. */
+export type Modality =
+  | 'chat' | 'completion' | 'embeddings' | 'rerank' | 'transcription' | 'translation' | 'speech' | 'image' | 'video';
+
+/** What an ingress hands to the pipeline: the canonical body plus what the caller asked of the answer. */
+export interface CanonicalChatRequest {
+  modality: 'chat';
+  model: string;
+  stream: boolean;
+  /** The caller asked for the usage chunk at the end of the stream (stream_options.include_usage). */
+  includeUsage: boolean;
+  body: ChatCompletionRequest;
+}
+
+export type CanonicalRequest = CanonicalChatRequest;

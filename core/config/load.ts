@@ -1,0 +1,175 @@
+/**
+ * pipelines.yaml -> a validated GatewayConfig plus the plugin and provider registries it names.
+ * Every mistake is reported as `file:line:col /json/pointer: what was expected`, all of them at once.
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, relative, resolve } from 'node:path';
+import { builtInPlugins } from '../../plugins/index.ts';
+import { builtInProviders } from '../../providers/index.ts';
+import { ProviderRegistry } from '../dispatch/provider-registry.ts';
+import { importDefinitions } from '../pipeline/modules.ts';
+import { PluginRegistry } from '../pipeline/registry.ts';
+import { createAjv } from '../validation.ts';
+import { ConfigError, PositionedDocument, type ConfigIssue } from './document.ts';
+import { configIssues } from './issues.ts';
+import { buildConfigSchema } from './schema.ts';
+import { semanticIssues } from './semantics.ts';
+import type { GatewayConfig, ModelConfig, PluginEntry } from './types.ts';
+
+export interface LoadedConfig {
+  config: GatewayConfig;
+  plugins: PluginRegistry;
+  providers: ProviderRegistry;
+}
+
+export interface LoadOptions {
+  /** Config path; default $AIGW_CONFIG, then ./pipelines.yaml. */
+  file?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+type Data = Record<string, unknown>;
+
+export function configPath(options: LoadOptions = {}): string {
+  const env = options.env ?? process.env;
+  return resolve(options.cwd ?? process.cwd(), options.file ?? env.AIGW_CONFIG ?? 'pipelines.yaml');
+}
+
+export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfig> {
+  const cwd = options.cwd ?? process.cwd();
+  const path = configPath(options);
+  const display = relative(cwd, path) || path;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(display, [{ pointer: '', message: `cannot read the config file: ${(err as Error).message}` }]);
+  }
+  return parseConfig(text, { file: path, display, env: options.env ?? process.env, cwd });
+}
+
+export async function parseConfig(
+  text: string,
+  source: { file: string; display?: string; env: NodeJS.ProcessEnv; cwd?: string },
+): Promise<LoadedConfig> {
+  const display = source.display ?? source.file;
+  const dir = dirname(source.file);
+  const doc = PositionedDocument.parse(text, display);
+  const fail = (issues: ConfigIssue[]) => {
+    if (issues.length > 0) throw new ConfigError(display, issues);
+  };
+  fail(doc.interpolate(source.env));
+
+  const data = doc.toJS() as Data;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) fail([{ pointer: '', message: 'expected a mapping at the top level', line: 1, col: 1 }]);
+  applyEnvironmentDefaults(data, source.env, source.cwd ?? process.cwd());
+  normalizePluginEntries(data);
+
+  const plugins = new PluginRegistry();
+  const providers = new ProviderRegistry();
+  for (const p of builtInPlugins) plugins.register(p);
+  for (const p of builtInProviders) providers.register(p);
+  fail(await registerThirdParty(data, doc, dir, plugins, providers));
+
+  const schema = buildConfigSchema(
+    plugins.list().map((p) => ({ name: p.name, configSchema: p.configSchema })),
+    providers.list().map((p) => ({ name: p.slug, configSchema: p.configSchema })),
+  );
+  const validate = createAjv({ useDefaults: true }).compile(schema);
+  if (!validate(data)) fail(configIssues(validate.errors ?? [], doc));
+
+  const config = toConfig(data, { file: source.file, dir });
+  fail(semanticIssues(config, providers).map((i) => ({ ...i, ...doc.locate(i.pointer, i.key) })));
+  return { config, plugins, providers };
+}
+
+function applyEnvironmentDefaults(data: Data, env: NodeJS.ProcessEnv, cwd: string): void {
+  // A section written as something other than a mapping is left for the schema to report; its defaults are
+  // written to a detached object.
+  const section = (name: string): Data => {
+    if (data[name] === undefined || data[name] === null) data[name] = {};
+    const value = data[name];
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Data) : {};
+  };
+  const fromEnv = (target: Data, key: string, variable: string) => {
+    if ((target[key] === undefined || target[key] === '') && env[variable]) target[key] = env[variable];
+  };
+  const server = section('server');
+  if (server.port === undefined && env.PORT && /^\d+$/.test(env.PORT)) server.port = Number(env.PORT);
+  fromEnv(server, 'host', 'HOST');
+  const storage = section('storage');
+  fromEnv(storage, 'dataDir', 'AIGW_DATA_DIR');
+  fromEnv(storage, 'databaseUrl', 'DATABASE_URL');
+  fromEnv(storage, 'redisUrl', 'REDIS_URL');
+  if (storage.dataDir === undefined) storage.dataDir = resolve(cwd, 'data');
+  else if (typeof storage.dataDir === 'string') storage.dataDir = resolve(cwd, storage.dataDir);
+  fromEnv(section('auth'), 'adminToken', 'AIGW_ADMIN_TOKEN');
+}
+
+/**
+ * `- auth` and `- auth:` (a key with no value) both mean "no config": they become `{auth: {}}`, so that the
+ * plugin's schema applies its defaults and reports required settings for every entry alike.
+ */
+function normalizePluginEntries(data: Data): void {
+  if (!Array.isArray(data.pipelines)) return;
+  for (const pipeline of data.pipelines as Data[]) {
+    if (!pipeline || !Array.isArray(pipeline.plugins)) continue;
+    const entries = pipeline.plugins as unknown[];
+    entries.forEach((entry, i) => {
+      if (typeof entry === 'string') entries[i] = { [entry]: {} };
+      else if (entry && typeof entry === 'object' && !Array.isArray(entry)) {
+        for (const [name, value] of Object.entries(entry)) if (value === null) (entry as Data)[name] = {};
+      }
+    });
+  }
+}
+
+async function registerThirdParty(data: Data, doc: PositionedDocument, dir: string, plugins: PluginRegistry, providers: ProviderRegistry): Promise<ConfigIssue[]> {
+  const issues: ConfigIssue[] = [];
+  const sections: Array<['plugins' | 'providerPackages', PluginRegistry | ProviderRegistry]> = [['plugins', plugins], ['providerPackages', providers]];
+  for (const [section, registry] of sections) {
+    const specs = data[section];
+    if (specs === undefined) continue;
+    if (!Array.isArray(specs)) {
+      issues.push({ pointer: `/${section}`, message: 'expected a list of package names or paths', ...doc.locate(`/${section}`) });
+      continue;
+    }
+    for (const [i, spec] of specs.entries()) {
+      const pointer = `/${section}/${i}`;
+      if (typeof spec !== 'string' || spec === '') {
+        issues.push({ pointer, message: 'expected a package name or a path', ...doc.locate(pointer) });
+        continue;
+      }
+      try {
+        for (const definition of await importDefinitions(spec, dir)) registry.register(definition, spec);
+      } catch (err) {
+        issues.push({ pointer, message: `cannot load "${spec}": ${(err as Error).message.split('\n')[0]}`, ...doc.locate(pointer) });
+      }
+    }
+  }
+  return issues;
+}
+
+function toConfig(data: Data, source: GatewayConfig['source']): GatewayConfig {
+  const validated = data as unknown as Omit<GatewayConfig, 'source' | 'pipelines' | 'models'> & {
+    pipelines: Array<{ name: string; routes: string[]; plugins: Array<Record<string, Record<string, unknown>>> }>;
+    models: Array<Omit<ModelConfig, 'strategy'> & { strategy?: ModelConfig['strategy'] }>;
+  };
+  const emptyToUndefined = (v: string | undefined) => (v ? v : undefined);
+  return {
+    ...validated,
+    source,
+    storage: { ...validated.storage, databaseUrl: emptyToUndefined(validated.storage.databaseUrl), redisUrl: emptyToUndefined(validated.storage.redisUrl) },
+    auth: { ...validated.auth, adminToken: emptyToUndefined(validated.auth.adminToken) },
+    models: validated.models.map((m) => ({ ...m, strategy: m.strategy ?? (m.targets && m.targets.length > 1 ? 'fallback' : 'single') })),
+    pipelines: validated.pipelines.map((p) => ({
+      name: p.name,
+      routes: p.routes,
+      plugins: p.plugins.map((entry): PluginEntry => {
+        const [name, config] = Object.entries(entry)[0]!;
+        return { name, config };
+      }),
+    })),
+  };
+}

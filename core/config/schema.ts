@@ -1,0 +1,170 @@
+/**
+ * The one JSON schema that validates pipelines.yaml. It is assembled at load time from the base sections
+ * below plus every registered plugin's and provider's own configSchema, so that a plugin entry or a
+ * provider block is checked by the schema its author wrote.
+ */
+export type JsonSchema = Record<string, unknown>;
+
+export interface SchemaContributor {
+  name: string;
+  configSchema: JsonSchema;
+}
+
+/** Marks the schema of a name that must come from a registry, so errors can list the known names. */
+export const ENTITY_KEYWORD = 'x-entity';
+
+const positiveMs = (description: string, dflt: number): JsonSchema => ({
+  type: 'integer', minimum: 1, default: dflt, description,
+});
+
+const serverSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, default: {},
+  description: 'The HTTP listener.',
+  properties: {
+    port: { type: 'integer', minimum: 0, maximum: 65535, default: 8080, description: 'TCP port to listen on (0 picks a free one).' },
+    host: { type: 'string', minLength: 1, default: '0.0.0.0', description: 'Address to bind.' },
+    shutdownTimeoutMs: positiveMs('On SIGTERM/SIGINT, how long in-flight requests and streams may run before connections are closed.', 30000),
+    accessLog: { type: 'boolean', default: true, description: 'Log one line per request (method, route, status, duration).' },
+    trustProxy: { type: 'boolean', default: false, description: 'Take the client address from X-Forwarded-For instead of the socket peer.' },
+    pluginSetupTimeoutMs: positiveMs('A plugin whose setup takes longer fails the boot, naming the plugin.', 10000),
+    jsonBodyLimitBytes: { type: 'integer', minimum: 1024, default: 10485760, description: 'Largest JSON request body on routes that have no limit of their own; larger bodies get 413 before they are read in full.' },
+  },
+};
+
+const storageSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, default: {},
+  description: 'Where state lives. Without databaseUrl the embedded PGlite database is used; without redisUrl an in-process KV.',
+  properties: {
+    dataDir: { type: 'string', minLength: 1, description: 'Folder of the embedded database (default: $AIGW_DATA_DIR or ./data).' },
+    databaseUrl: { type: 'string', description: 'Postgres connection string (default: $DATABASE_URL). Empty means embedded.' },
+    redisUrl: { type: 'string', description: 'Redis connection string (default: $REDIS_URL). Empty means in-process memory.' },
+  },
+};
+
+const authSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, default: {},
+  description: 'Credentials and the admin API.',
+  properties: {
+    adminToken: { type: 'string', description: 'Bearer token of the admin API at /admin/v1 (default: $AIGW_ADMIN_TOKEN). Unset turns the admin API off.' },
+    keyCacheTtlMs: positiveMs('How long a resolved API key stays in the KV cache; revocation deletes the entry at once.', 60000),
+  },
+};
+
+const upstreamSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, default: {},
+  description: 'How the gateway talks to providers: connection pools, timeouts and circuit breakers.',
+  properties: {
+    connectTimeoutMs: positiveMs('TCP + TLS connect timeout.', 10000),
+    headersTimeoutMs: positiveMs('Longest wait for the response headers once the request is sent (time to first byte).', 300000),
+    bodyTimeoutMs: positiveMs('Longest silence between two chunks of a response body.', 300000),
+    keepAliveTimeoutMs: positiveMs('How long an idle upstream connection is kept for reuse.', 60000),
+    connectionsPerOrigin: { type: 'integer', minimum: 1, default: 128, description: 'Connection pool size per upstream origin.' },
+    breaker: {
+      type: 'object', additionalProperties: false, default: {},
+      description: 'One circuit breaker per upstream (provider + base URL). Caller errors (4xx other than 408 and 429) never count.',
+      properties: {
+        errorThresholdPercentage: { type: 'number', exclusiveMinimum: 0, maximum: 100, default: 50, description: 'Failure percentage over the rolling window that opens the breaker.' },
+        volumeThreshold: { type: 'integer', minimum: 1, default: 5, description: 'Requests in the window before the breaker may open.' },
+        rollingCountTimeoutMs: positiveMs('Length of the rolling statistics window.', 10000),
+        resetTimeoutMs: positiveMs('How long an open breaker waits before letting one probe through (half-open).', 30000),
+      },
+    },
+  },
+};
+
+const modelTargetSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, required: ['provider'],
+  properties: {
+    provider: { type: 'string', minLength: 1, description: 'Provider slug; must be configured under providers.' },
+    upstreamModel: { type: 'string', minLength: 1, description: 'Model name sent upstream (default: the model id).' },
+    weight: { type: 'number', exclusiveMinimum: 0, description: 'Share of traffic with strategy loadbalance.' },
+  },
+};
+
+const modelSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, required: ['id'],
+  properties: {
+    id: { type: 'string', minLength: 1, description: 'The model name callers send.' },
+    provider: { type: 'string', minLength: 1, description: 'Provider slug (use either provider or targets).' },
+    upstreamModel: { type: 'string', minLength: 1, description: 'Model name sent upstream when it differs from id.' },
+    targets: { type: 'array', minItems: 1, items: modelTargetSchema, description: 'Several provider targets, for routing strategies.' },
+    strategy: { type: 'string', enum: ['single', 'fallback', 'loadbalance'], description: 'How targets are chosen (default: single for one target, fallback for several).' },
+    capabilities: { type: 'array', items: { type: 'string' }, description: 'Modalities listed for the model (chat, completions, embeddings, ...).' },
+    context_window: { type: 'integer', minimum: 1, description: 'Max input tokens.' },
+    max_output_tokens: { type: 'integer', minimum: 1, nullable: true, description: 'Max output tokens.' },
+    pricing: {
+      type: 'object', additionalProperties: false, description: 'USD per million tokens.',
+      properties: {
+        input: { type: 'number', minimum: 0 }, output: { type: 'number', minimum: 0 }, cachedInput: { type: 'number', minimum: 0 },
+      },
+    },
+    enabled: { type: 'boolean', default: true, description: 'A disabled model is neither listed nor routed.' },
+  },
+};
+
+function providerBlockSchema(provider: SchemaContributor): JsonSchema {
+  return {
+    type: 'object', additionalProperties: false, default: {},
+    properties: {
+      baseUrl: { type: 'string', pattern: '^https?://', description: "The provider's API base URL (default: the provider's public one)." },
+      apiKey: { type: 'string', description: 'The credential the gateway injects upstream. Use ${ENV} references, never literals.' },
+      headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'Extra headers sent upstream.' },
+      options: provider.configSchema,
+      enabled: { type: 'boolean', default: true, description: 'A disabled provider receives no traffic.' },
+    },
+  };
+}
+
+function pluginEntrySchema(plugins: SchemaContributor[]): JsonSchema {
+  const names = plugins.map((p) => p.name);
+  return {
+    if: { type: 'string' },
+    then: { type: 'string', enum: names, [ENTITY_KEYWORD]: 'plugin' },
+    else: {
+      type: 'object', minProperties: 1, maxProperties: 1, [ENTITY_KEYWORD]: 'plugin',
+      properties: Object.fromEntries(plugins.map((p) => [p.name, p.configSchema])),
+      additionalProperties: false,
+    },
+  };
+}
+
+export function buildConfigSchema(plugins: SchemaContributor[], providers: SchemaContributor[]): JsonSchema {
+  return {
+    type: 'object', additionalProperties: false,
+    properties: {
+      server: serverSchema,
+      storage: storageSchema,
+      auth: authSchema,
+      upstream: upstreamSchema,
+      providers: {
+        type: 'object', default: {}, [ENTITY_KEYWORD]: 'provider',
+        description: 'Provider slug -> connection settings.',
+        properties: Object.fromEntries(providers.map((p) => [p.name, providerBlockSchema(p)])),
+        additionalProperties: false,
+      },
+      models: { type: 'array', items: modelSchema, default: [], description: 'The models callers may name.' },
+      pipelines: {
+        type: 'array', default: [], description: 'Routes -> ordered plugins.',
+        items: {
+          type: 'object', additionalProperties: false, required: ['name', 'routes', 'plugins'],
+          properties: {
+            name: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', description: 'Pipeline name; "default" serves every route no pipeline names.' },
+            routes: { type: 'array', items: { type: 'string', pattern: '^/' }, description: 'Route paths served by this pipeline.' },
+            plugins: { type: 'array', items: pluginEntrySchema(plugins), description: 'Plugins in order: a name, or {name: {config}}.' },
+          },
+        },
+      },
+      plugins: { type: 'array', items: { type: 'string', minLength: 1 }, default: [], description: 'Third-party plugins: npm package names or paths relative to this file.' },
+      providerPackages: { type: 'array', items: { type: 'string', minLength: 1 }, default: [], description: 'Third-party provider translators: npm package names or paths relative to this file.' },
+    },
+  };
+}
+
+/** The part of the schema that must hold before third-party modules can be loaded. */
+export const bootstrapSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    plugins: { type: 'array', items: { type: 'string', minLength: 1 } },
+    providerPackages: { type: 'array', items: { type: 'string', minLength: 1 } },
+  },
+};

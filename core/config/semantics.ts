@@ -1,0 +1,72 @@
+/** Rules a JSON schema cannot say: references between sections, uniqueness, and every /v1 route behind auth. */
+import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
+import { endpointPaths } from '../ingress/endpoints.ts';
+import type { GatewayConfig } from './types.ts';
+
+export interface SemanticIssue {
+  pointer: string;
+  message: string;
+  /** Point at this key of the map at `pointer` rather than at the map. */
+  key?: string;
+}
+
+export const DEFAULT_PIPELINE = 'default';
+
+export function semanticIssues(config: GatewayConfig, providers: ProviderRegistry): SemanticIssue[] {
+  return [...pipelineIssues(config), ...modelIssues(config), ...providerIssues(config, providers)];
+}
+
+function pipelineIssues(config: GatewayConfig): SemanticIssue[] {
+  const issues: SemanticIssue[] = [];
+  const known = endpointPaths();
+  const names = new Map<string, number>();
+  const owners = new Map<string, string>();
+  config.pipelines.forEach((pipeline, i) => {
+    const at = `/pipelines/${i}`;
+    if (names.has(pipeline.name)) issues.push({ pointer: `${at}/name`, message: `pipeline name "${pipeline.name}" is already used by /pipelines/${names.get(pipeline.name)}` });
+    names.set(pipeline.name, i);
+    pipeline.routes.forEach((route, j) => {
+      if (!known.includes(route)) issues.push({ pointer: `${at}/routes/${j}`, message: `unknown route "${route}" (known: ${known.join(', ')})` });
+      else if (owners.has(route)) issues.push({ pointer: `${at}/routes/${j}`, message: `route ${route} is already served by pipeline "${owners.get(route)}"` });
+      else owners.set(route, pipeline.name);
+    });
+    const servesV1 = pipeline.name === DEFAULT_PIPELINE || pipeline.routes.some((r) => r.startsWith('/v1/'));
+    if (servesV1 && !pipeline.plugins.some((p) => p.name === 'auth')) {
+      issues.push({ pointer: `${at}/plugins`, message: `pipeline "${pipeline.name}" serves /v1 routes but has no auth plugin; every /v1 endpoint requires a credential` });
+    }
+  });
+  return issues;
+}
+
+function modelIssues(config: GatewayConfig): SemanticIssue[] {
+  const issues: SemanticIssue[] = [];
+  const ids = new Map<string, number>();
+  const configured = Object.keys(config.providers);
+  const checkProvider = (pointer: string, slug: string) => {
+    if (!config.providers[slug]) {
+      issues.push({ pointer, message: `provider "${slug}" is not configured under providers (configured: ${configured.join(', ') || 'none'})` });
+    }
+  };
+  config.models.forEach((model, i) => {
+    const at = `/models/${i}`;
+    if (ids.has(model.id)) issues.push({ pointer: `${at}/id`, message: `model id "${model.id}" is already declared at /models/${ids.get(model.id)}` });
+    ids.set(model.id, i);
+    if ((model.provider === undefined) === (model.targets === undefined)) {
+      issues.push({ pointer: at, message: 'a model names either provider (one target) or targets (several), not both and not neither' });
+      return;
+    }
+    if (model.provider !== undefined) checkProvider(`${at}/provider`, model.provider);
+    model.targets?.forEach((t, j) => checkProvider(`${at}/targets/${j}/provider`, t.provider));
+    if (model.strategy === 'single' && (model.targets?.length ?? 1) > 1) {
+      issues.push({ pointer: `${at}/strategy`, message: 'strategy single takes one target; use fallback or loadbalance for several' });
+    }
+  });
+  return issues;
+}
+
+function providerIssues(config: GatewayConfig, providers: ProviderRegistry): SemanticIssue[] {
+  return Object.entries(config.providers).flatMap(([slug, block]) => {
+    if (block.baseUrl || providers.get(slug)?.defaultBaseUrl) return [];
+    return [{ pointer: `/providers/${slug}`, message: `provider "${slug}" has no default base URL: set baseUrl` }];
+  });
+}

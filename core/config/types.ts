@@ -1,0 +1,90 @@
+/** The validated configuration, with defaults applied. The JSON schema in schema.ts is its source of truth. */
+export interface ServerConfig {
+  port: number;
+  host: string;
+  shutdownTimeoutMs: number;
+  accessLog: boolean;
+  trustProxy: boolean;
+  jsonBodyLimitBytes: number;
+  pluginSetupTimeoutMs: number;
+}
+
+export interface StorageConfig {
+  dataDir: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+}
+
+export interface AuthConfig {
+  adminToken?: string;
+  keyCacheTtlMs: number;
+}
+
+export interface BreakerConfig {
+  errorThresholdPercentage: number;
+  volumeThreshold: number;
+  rollingCountTimeoutMs: number;
+  resetTimeoutMs: number;
+}
+
+export interface UpstreamConfig {
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  connectionsPerOrigin: number;
+  breaker: BreakerConfig;
+}
+
+export interface ProviderConfig {
+  baseUrl?: string;
+  apiKey?: string;
+  headers?: Record<string, string>;
+  /** Provider-specific settings, validated by the provider's own schema. */
+  options?: Record<string, unknown>;
+  enabled: boolean;
+}
+
+export interface ModelTarget {
+  provider: string;
+  upstreamModel?: string;
+  weight?: number;
+}
+
+export interface ModelConfig {
+  id: string;
+  provider?: string;
+  upstreamModel?: string;
+  targets?: ModelTarget[];
+  strategy: 'single' | 'fallback' | 'loadbalance';
+  capabilities?: string[];
+  context_window?: number;
+  max_output_tokens?: number | null;
+  pricing?: { input?: number; output?: number; cachedInput?: number };
+  enabled: boolean;
+}
+
+export interface PluginEntry {
+  name: string;
+  config: Record<string, unknown>;
+}
+
+export interface PipelineConfig {
+  name: string;
+  routes: string[];
+  plugins: PluginEntry[];
+}
+
+export interface GatewayConfig {
+  /** Where the configuration came from: relative plugin and provider paths resolve against `dir`. */
+  source: { file: string; dir: string };
+  server: ServerConfig;
+  storage: StorageConfig;
+  auth: AuthConfig;
+  upstream: UpstreamConfig;
+  providers: Record<string, ProviderConfig>;
+  models: ModelConfig[];
+  pipelines: PipelineConfig[];
+  plugins: string[];
+  providerPackages: string[];
+}

@@ -1,0 +1,68 @@
+/** One opossum breaker per upstream (provider + base URL). Caller errors never trip it. */
+import CircuitBreaker from 'opossum';
+import type { BreakerConfig } from '../config/types.ts';
+import { GatewayError } from '../errors.ts';
+import { countsAgainstUpstream, isAbort } from './upstream-errors.ts';
+
+type Call = () => Promise<unknown>;
+
+export interface BreakerState {
+  provider: string;
+  baseUrl: string;
+  state: 'closed' | 'open' | 'half-open';
+  failures: number;
+  successes: number;
+}
+
+export class Breakers {
+  private readonly breakers = new Map<string, { breaker: CircuitBreaker<[Call], unknown>; provider: string; baseUrl: string }>();
+
+  constructor(private readonly config: BreakerConfig) {}
+
+  /** Runs `call` through the breaker of this upstream; an open breaker answers UPSTREAM_UNAVAILABLE at once. */
+  async run<T>(provider: string, baseUrl: string, call: () => Promise<T>): Promise<T> {
+    const breaker = this.get(provider, baseUrl);
+    try {
+      return (await breaker.fire(call)) as T;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'EOPENBREAKER') {
+        throw new GatewayError('UPSTREAM_UNAVAILABLE', `${provider} is unavailable: its circuit breaker is open after repeated failures`, { provider, breaker: 'open' });
+      }
+      throw err;
+    }
+  }
+
+  states(): BreakerState[] {
+    return [...this.breakers.values()].map(({ breaker, provider, baseUrl }) => ({
+      provider,
+      baseUrl,
+      state: breaker.opened ? 'open' : breaker.halfOpen ? 'half-open' : 'closed',
+      failures: breaker.stats.failures,
+      successes: breaker.stats.successes,
+    }));
+  }
+
+  shutdown(): void {
+    for (const { breaker } of this.breakers.values()) breaker.shutdown();
+    this.breakers.clear();
+  }
+
+  private get(provider: string, baseUrl: string): CircuitBreaker<[Call], unknown> {
+    const key = `${provider} ${baseUrl}`;
+    let entry = this.breakers.get(key);
+    if (!entry) {
+      const breaker = new CircuitBreaker((call: Call) => call(), {
+        timeout: false, // the upstream client owns timeouts
+        errorThresholdPercentage: this.config.errorThresholdPercentage,
+        volumeThreshold: this.config.volumeThreshold,
+        rollingCountTimeout: this.config.rollingCountTimeoutMs,
+        resetTimeout: this.config.resetTimeoutMs,
+        // true = "this error does not count": caller errors and client aborts.
+        errorFilter: (err: unknown) => isAbort(err) || !countsAgainstUpstream(err),
+      });
+      entry = { breaker, provider, baseUrl };
+      this.breakers.set(key, entry);
+    }
+    return entry.breaker;
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * The error catalogue: every code the gateway answers with, its HTTP status, and the envelopes it is
+ * rendered in. Nothing else in the code base picks a status for a gateway error.
+ */
+export const ERROR_CATALOGUE = {
+  VALIDATION_ERROR: 400,
+  CAPABILITY_NOT_SUPPORTED: 400,
+  GUARD_BLOCKED: 400,
+  FILE_PROVIDER_MISMATCH: 400,
+  UPSTREAM_BAD_REQUEST: 400,
+  AUTH_REQUIRED: 401,
+  AUTH_INVALID_TOKEN: 401,
+  AUTH_TOKEN_EXPIRED: 401,
+  AUTH_INVALID_API_KEY: 401,
+  AUTH_API_KEY_EXPIRED: 401,
+  AUTH_API_KEY_REVOKED: 401,
+  BUDGET_EXCEEDED: 402,
+  AUTH_FORBIDDEN: 403,
+  MODEL_NOT_ALLOWED: 403,
+  NOT_FOUND: 404,
+  MODEL_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMIT_EXCEEDED: 429,
+  UPSTREAM_RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  UPSTREAM_ERROR: 502,
+  UPSTREAM_UNAVAILABLE: 503,
+  SHUTTING_DOWN: 503,
+  UPSTREAM_TIMEOUT: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: unknown;
+  /** Extra response headers that belong to this error (Retry-After, ...). */
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, details?: unknown, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = ERROR_CATALOGUE[code];
+    this.details = details ?? null;
+    this.headers = headers;
+  }
+}
+
+/** Fastify-style shorthand: `throw createError('NOT_FOUND', 'no such file')`. */
+export function createError(code: ErrorCode, message: string, details?: unknown): GatewayError {
+  return new GatewayError(code, message, details);
+}
+
+export interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
+export function validationError(issues: ValidationIssue[], message?: string): GatewayError {
+  const summary = message ?? issues.map((i) => `${i.path || '/'}: ${i.message}`).join('; ');
+  return new GatewayError('VALIDATION_ERROR', summary, issues);
+}
+
+/** Anything thrown that is not a GatewayError becomes INTERNAL_ERROR; its message is not leaked. */
+export function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError('INTERNAL_ERROR', 'Internal error');
+}
+
+/** The three wire envelopes of the spec. */
+export type ErrorEnvelope = 'canonical' | 'messages' | 'legacy';
+
+export function renderError(err: GatewayError, envelope: ErrorEnvelope): unknown {
+  // Validation failures always use the canonical envelope, on every endpoint (spec: Errors).
+  if (envelope === 'canonical' || err.code === 'VALIDATION_ERROR' || err.status === 401 || err.status === 403 || err.status === 429) {
+    return { error: { code: err.code, message: err.message, details: err.details } };
+  }
+  if (envelope === 'messages') {
+    return { type: 'error', error: { type: messagesErrorType(err.status), message: err.message } };
+  }
+  return { error: { message: err.message, type: legacyErrorType(err.status) } };
+}
+
+function messagesErrorType(status: number): string {
+  if (status === 400) return 'invalid_request_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 413) return 'request_too_large';
+  if (status === 429) return 'rate_limit_error';
+  if (status === 503) return 'overloaded_error';
+  if (status >= 500) return 'server_error';
+  return 'api_error';
+}
+
+function legacyErrorType(status: number): string {
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
+}

@@ -1,0 +1,165 @@
+/**
+ * API keys: `aigw_sk_` + 256 random bits, stored as SHA-256, resolved through the KV cache so that a
+ * request costs no database round trip once its key is warm.
+ */
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Database, Queryable } from '../store/database.ts';
+import type { KV } from '../store/kv.ts';
+import { compileRequestSchema } from '../validation.ts';
+import { createApiKeySchema } from './schemas.ts';
+import { GatewayError, validationError } from '../errors.ts';
+
+export const KEY_PREFIX = 'aigw_sk_';
+const CACHE_PREFIX = 'apikey:';
+
+export interface CreateApiKeyInput {
+  name: string;
+  tenantId?: string;
+  scopes?: { capabilities?: string[]; providerIds?: string[]; modelIds?: string[] };
+  rateLimits?: { requestsPerMinute?: number; requestsPerDay?: number; tokensPerDay?: number };
+  expiresAt?: string;
+  allowedIps?: string[];
+  metadata?: Record<string, unknown>;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  object: 'api_key';
+  name: string;
+  tenantId: string;
+  prefix: string;
+  scopes: { capabilities: string[]; providerIds: string[]; modelIds: string[] };
+  rateLimits: CreateApiKeyInput['rateLimits'] | null;
+  expiresAt: string | null;
+  allowedIps: string[];
+  metadata: Record<string, unknown> | null;
+  status: 'active' | 'expired' | 'revoked';
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+/** A record as cached: the hash travels with it so a lookup can be confirmed in constant time. */
+interface CachedKey {
+  hash: string;
+  record: ApiKeyRecord;
+}
+
+interface KeyRow {
+  id: string; tenant_id: string; name: string; key_hash: string; key_prefix: string;
+  capabilities: string[]; provider_ids: string[]; model_ids: string[];
+  rate_limits: ApiKeyRecord['rateLimits']; expires_at: Date | string | null; allowed_ips: string[];
+  metadata: Record<string, unknown> | null; status: ApiKeyRecord['status']; created_at: Date | string; last_used_at: Date | string | null;
+}
+
+const validateCreate = compileRequestSchema<CreateApiKeyInput>(createApiKeySchema);
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+function iso(value: Date | string | null): string | null {
+  if (value === null) return null;
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}
+
+function toRecord(row: KeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    object: 'api_key',
+    name: row.name,
+    tenantId: row.tenant_id,
+    prefix: row.key_prefix,
+    scopes: { capabilities: row.capabilities, providerIds: row.provider_ids, modelIds: row.model_ids },
+    rateLimits: row.rate_limits,
+    expiresAt: iso(row.expires_at),
+    allowedIps: row.allowed_ips,
+    metadata: row.metadata,
+    status: row.status,
+    createdAt: iso(row.created_at)!,
+    lastUsedAt: iso(row.last_used_at),
+  };
+}
+
+export class ApiKeyService {
+  constructor(private readonly db: Database, private readonly kv: KV, private readonly cacheTtlMs: number) {}
+
+  /** Validates the spec's creation fields, stores the hash, and returns the record with the key (shown once). */
+  async create(input: unknown, actor: string): Promise<ApiKeyRecord & { key: string }> {
+    const fields = validateCreate(input);
+    // Postgres text and jsonb cannot hold U+0000; refuse it as the caller's mistake, not a database failure.
+    const withNul = pathsHoldingNul(fields);
+    if (withNul.length > 0) throw validationError(withNul.map((path) => ({ path, message: 'must not contain the character U+0000' })));
+    const key = KEY_PREFIX + randomBytes(32).toString('base64url');
+    const id = `key_${randomUUID()}`;
+    const tenantId = fields.tenantId ?? 'default';
+    const row = await this.db.transaction(async (tx) => {
+      await this.requireTenant(tx, tenantId);
+      const [inserted] = await tx.query<KeyRow>(
+        `INSERT INTO api_keys (id, tenant_id, name, key_hash, key_prefix, capabilities, provider_ids, model_ids,
+           rate_limits, expires_at, allowed_ips, metadata)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+        [
+          id, tenantId, fields.name, hashKey(key), key.slice(0, KEY_PREFIX.length + 4),
+          fields.scopes?.capabilities ?? ['chat'], fields.scopes?.providerIds ?? [], fields.scopes?.modelIds ?? [],
+          fields.rateLimits ? JSON.stringify(fields.rateLimits) : null, fields.expiresAt ?? null,
+          fields.allowedIps ?? [], fields.metadata ? JSON.stringify(fields.metadata) : null,
+        ],
+      );
+      await tx.query(
+        `INSERT INTO admin_audit (actor, action, target_type, target_id, details) VALUES ($1, 'create', 'api_key', $2, $3)`,
+        [actor, id, JSON.stringify({ name: fields.name, tenantId })],
+      );
+      return inserted!;
+    });
+    return { ...toRecord(row), key };
+  }
+
+  /** The record for a presented key, or null when no such key exists. Status is the caller's to judge. */
+  async lookup(presented: string): Promise<ApiKeyRecord | null> {
+    const hash = hashKey(presented);
+    const cached = await this.kv.get(CACHE_PREFIX + hash);
+    if (cached) {
+      const entry = JSON.parse(cached) as CachedKey;
+      return sameHash(entry.hash, hash) ? entry.record : null;
+    }
+    const [row] = await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE key_hash = $1', [hash]);
+    if (!row || !sameHash(row.key_hash, hash)) return null;
+    const record = toRecord(row);
+    await this.kv.set(CACHE_PREFIX + hash, JSON.stringify({ hash, record } satisfies CachedKey), this.cacheTtlMs);
+    return record;
+  }
+
+  /** Records that an active key has passed its expiry (detected on use), and drops it from the cache. */
+  async markExpired(record: ApiKeyRecord): Promise<void> {
+    const [row] = await this.db.query<{ key_hash: string }>(
+      `UPDATE api_keys SET status = 'expired' WHERE id = $1 AND status = 'active' RETURNING key_hash`, [record.id]);
+    if (row) await this.kv.del(CACHE_PREFIX + row.key_hash);
+  }
+
+  async list(tenantId?: string): Promise<ApiKeyRecord[]> {
+    const rows = tenantId
+      ? await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE tenant_id = $1 ORDER BY created_at, id', [tenantId])
+      : await this.db.query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id');
+    return rows.map(toRecord);
+  }
+
+  private async requireTenant(tx: Queryable, tenantId: string): Promise<void> {
+    const [tenant] = await tx.query('SELECT id FROM tenants WHERE id = $1', [tenantId]);
+    if (!tenant) throw new GatewayError('VALIDATION_ERROR', `Tenant "${tenantId}" does not exist`, [{ path: '/tenantId', message: 'unknown tenant' }]);
+  }
+}
+
+function sameHash(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
+/** JSON pointers of every string (value or key) under `value` that holds U+0000. */
+function pathsHoldingNul(value: unknown, path = ''): string[] {
+  if (typeof value === 'string') return value.includes('\u0000') ? [path] : [];
+  if (Array.isArray(value)) return value.flatMap((item, i) => pathsHoldingNul(item, `${path}/${i}`));
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, item]) => {
+    const at = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    return key.includes('\u0000') ? [at] : pathsHoldingNul(item, at);
+  });
+}

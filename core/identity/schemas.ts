@@ -1,0 +1,56 @@
+/** The API-key creation fields of the spec (plus tenantId, which the spec leaves to the admin side). */
+import type { JsonSchema } from '../config/schema.ts';
+import { CAPABILITIES } from './capabilities.ts';
+
+const positiveInt: JsonSchema = { type: 'integer', minimum: 1 };
+
+export const createApiKeySchema: JsonSchema = {
+  type: 'object', additionalProperties: false, required: ['name'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 200 },
+    tenantId: { type: 'string', minLength: 1, maxLength: 200, description: 'Tenant (deployment) the key belongs to; default "default".' },
+    scopes: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        capabilities: { type: 'array', items: { type: 'string', enum: [...CAPABILITIES] }, uniqueItems: true, description: 'Default ["chat"].' },
+        providerIds: { type: 'array', items: { type: 'string' }, description: 'Stored, not enforced.' },
+        modelIds: { type: 'array', items: { type: 'string' }, description: 'Stored, not enforced.' },
+      },
+    },
+    rateLimits: {
+      type: 'object', additionalProperties: false,
+      properties: { requestsPerMinute: positiveInt, requestsPerDay: positiveInt, tokensPerDay: positiveInt },
+    },
+    expiresAt: { type: 'string', format: 'date-time', description: 'ISO 8601; after it the key is expired.' },
+    allowedIps: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'Addresses and CIDR ranges; empty means unrestricted.' },
+    metadata: { type: 'object' },
+  },
+};
+
+export const apiKeyRecordSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'object', 'name', 'tenantId', 'prefix', 'scopes', 'allowedIps', 'status', 'createdAt'],
+  properties: {
+    id: { type: 'string' },
+    object: { type: 'string', enum: ['api_key'] },
+    name: { type: 'string' },
+    tenantId: { type: 'string' },
+    prefix: { type: 'string', description: 'The first characters of the key, to recognise it.' },
+    scopes: {
+      type: 'object',
+      properties: {
+        capabilities: { type: 'array', items: { type: 'string' } },
+        providerIds: { type: 'array', items: { type: 'string' } },
+        modelIds: { type: 'array', items: { type: 'string' } },
+      },
+    },
+    rateLimits: { type: 'object', nullable: true },
+    expiresAt: { type: 'string', nullable: true },
+    allowedIps: { type: 'array', items: { type: 'string' } },
+    metadata: { type: 'object', nullable: true },
+    status: { type: 'string', enum: ['active', 'expired', 'revoked'] },
+    createdAt: { type: 'string' },
+    lastUsedAt: { type: 'string', nullable: true },
+    key: { type: 'string', description: 'The plaintext key: present only in the creation response.' },
+  },
+};

@@ -1,0 +1,46 @@
+/**
+ * Reads a JSON body with a byte limit: a declared Content-Length over the limit is refused before a byte is
+ * read, a chunked body as soon as it crosses the limit.
+ */
+import { koaBody } from 'koa-body';
+import type { Context } from 'koa';
+import { GatewayError } from '../errors.ts';
+
+type BodyReader = (ctx: Context) => Promise<unknown>;
+const readers = new Map<number, BodyReader>();
+
+export function jsonBodyReader(limitBytes: number): BodyReader {
+  let reader = readers.get(limitBytes);
+  if (reader) return reader;
+  const parse = koaBody({ json: true, jsonStrict: true, jsonLimit: limitBytes, multipart: false, urlencoded: false, text: false, patchNode: false, patchKoa: true });
+  const noop = async () => {};
+  reader = async (ctx: Context) => {
+    if (!ctx.is('application/json', '+json')) {
+      throw new GatewayError('VALIDATION_ERROR', 'Request body must be JSON (Content-Type: application/json)', [{ path: '', message: 'Content-Type must be application/json' }]);
+    }
+    try {
+      await parse(ctx, noop);
+    } catch (err) {
+      throw bodyError(ctx, err, limitBytes);
+    }
+    return ctx.request.body;
+  };
+  readers.set(limitBytes, reader);
+  return reader;
+}
+
+function bodyError(ctx: Context, err: unknown, limitBytes: number): GatewayError {
+  const e = err as { status?: number; type?: string; message?: string };
+  if (e.status === 413 || e.type === 'entity.too.large') {
+    // The rest of an oversized body is not worth reading: close the connection after answering.
+    ctx.set('Connection', 'close');
+    return new GatewayError('PAYLOAD_TOO_LARGE', `Request body exceeds the limit of ${limitBytes} bytes for ${ctx.path}`, { limitBytes });
+  }
+  if (e.type === 'entity.parse.failed' || e.status === 400) {
+    return new GatewayError('VALIDATION_ERROR', 'Request body is not valid JSON', [{ path: '', message: e.message ?? 'malformed JSON' }]);
+  }
+  if (e.status === 415) {
+    return new GatewayError('VALIDATION_ERROR', 'Unsupported request body encoding', [{ path: '', message: e.message ?? 'unsupported encoding' }]);
+  }
+  return new GatewayError('VALIDATION_ERROR', 'Request body could not be read', [{ path: '', message: e.message ?? 'read failed' }]);
+}

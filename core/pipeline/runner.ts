@@ -1,0 +1,101 @@
+/**
+ * Builds each route's middleware chain: the route entry (per-request state, then the answer on the way
+ * out), the pipeline's plugins in their configured order, and the dispatcher last.
+ */
+import type { Context } from 'koa';
+import type { GatewayConfig, PipelineConfig } from '../config/types.ts';
+import { DEFAULT_PIPELINE } from '../config/semantics.ts';
+import { GatewayError } from '../errors.ts';
+import type { EndpointDefinition } from '../ingress/endpoint.ts';
+import { jsonBodyReader } from '../ingress/body.ts';
+import type { Logger } from '../logger.ts';
+import type { GatewayContext, GatewayMiddleware, GatewayState, StreamTap } from './context.ts';
+import type { PluginServices } from './plugin.ts';
+import type { PluginRegistry } from './registry.ts';
+import { tapStream } from './stream-tap.ts';
+
+/** When pipelines.yaml declares no `default` pipeline, unnamed routes still require a credential. */
+const IMPLICIT_DEFAULT: PipelineConfig = { name: DEFAULT_PIPELINE, routes: [], plugins: [{ name: 'auth', config: {} }] };
+
+export function pipelineForRoute(config: GatewayConfig, path: string): PipelineConfig {
+  return config.pipelines.find((p) => p.routes.includes(path))
+    ?? config.pipelines.find((p) => p.name === DEFAULT_PIPELINE)
+    ?? IMPLICIT_DEFAULT;
+}
+
+/** Runs every plugin's setup once per pipeline entry; a setup that hangs fails the boot with its name. */
+export async function setupPipelines(
+  config: GatewayConfig,
+  registry: PluginRegistry,
+  services: PluginServices,
+): Promise<Map<string, GatewayMiddleware[]>> {
+  const built = new Map<string, GatewayMiddleware[]>();
+  const pipelines = config.pipelines.some((p) => p.name === DEFAULT_PIPELINE) ? config.pipelines : [...config.pipelines, IMPLICIT_DEFAULT];
+  for (const pipeline of pipelines) {
+    const chain: GatewayMiddleware[] = [];
+    for (const entry of pipeline.plugins) {
+      const plugin = registry.get(entry.name);
+      if (!plugin) throw new Error(`pipeline "${pipeline.name}": unknown plugin "${entry.name}"`);
+      const label = `plugin "${entry.name}" (pipeline "${pipeline.name}")`;
+      const middleware = await withTimeout(
+        Promise.resolve().then(() => plugin.setup(entry.config as never, services)),
+        config.server.pluginSetupTimeoutMs,
+        `${label} did not finish its setup within ${config.server.pluginSetupTimeoutMs} ms`,
+      );
+      if (typeof middleware !== 'function') throw new Error(`${label}: setup must return a middleware function`);
+      chain.push(middleware);
+    }
+    built.set(pipeline.name, chain);
+  }
+  return built;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The first middleware of every data-plane route. */
+export function routeEntry(endpoint: EndpointDefinition, pipeline: string, bodyLimitBytes: number, logger: Logger): GatewayMiddleware {
+  const readBody = jsonBodyReader(endpoint.bodyLimitBytes ?? bodyLimitBytes);
+  return async (ctx, next) => {
+    const gw = createState(ctx, endpoint, pipeline, readBody);
+    ctx.state.gw = gw;
+    await next();
+    if (gw.stream && gw.taps.length > 0) gw.stream = tapStream(gw.stream, gw.taps, gw.signal, logger);
+    if (!gw.stream && !gw.result) throw new GatewayError('INTERNAL_ERROR', 'The pipeline produced no answer');
+    endpoint.respond(ctx);
+  };
+}
+
+function createState(ctx: GatewayContext, endpoint: EndpointDefinition, pipeline: string, readBody: (ctx: Context) => Promise<unknown>): GatewayState {
+  const controller = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) controller.abort();
+  });
+  let parsed: ReturnType<GatewayState['request']> | undefined;
+  const taps: StreamTap[] = [];
+  const gw: GatewayState = {
+    requestId: ctx.state.requestId,
+    endpoint,
+    pipeline,
+    startedAt: performance.now(),
+    signal: controller.signal,
+    taps,
+    tap: (observer) => {
+      taps.push(observer);
+    },
+    request: () => {
+      parsed ??= readBody(ctx).then((body) => {
+        const request = endpoint.parse(body);
+        gw.canonical = request;
+        return request;
+      });
+      return parsed;
+    },
+  };
+  return gw;
+}

@@ -1,0 +1,88 @@
+/**
+ * The outermost middleware: the request id, the one place errors become responses (in the envelope of
+ * the endpoint that failed), the access log, and refusal of new requests while the gateway drains.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+import { GatewayError, renderError, toGatewayError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { GatewayState } from '../pipeline/context.ts';
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/;
+
+export interface Traffic {
+  draining: boolean;
+  inFlight: number;
+  /** Resolves when inFlight drops to zero. */
+  idle(): Promise<void>;
+}
+
+export function createTraffic(): Traffic & { enter(): void; leave(): void } {
+  let waiters: Array<() => void> = [];
+  const traffic = {
+    draining: false,
+    inFlight: 0,
+    enter() {
+      traffic.inFlight++;
+    },
+    leave() {
+      traffic.inFlight--;
+      if (traffic.inFlight === 0) {
+        for (const resolve of waiters) resolve();
+        waiters = [];
+      }
+    },
+    idle() {
+      return traffic.inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve));
+    },
+  };
+  return traffic;
+}
+
+export function requestContext(logger: Logger, traffic: ReturnType<typeof createTraffic>, accessLog: boolean): Middleware {
+  return async (ctx, next) => {
+    const started = performance.now();
+    const incoming = ctx.get('x-request-id');
+    const requestId = SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-ID', requestId);
+    traffic.enter();
+    // Counted until the last byte is written (or the client leaves): streams finish after next() returns.
+    ctx.res.once('close', () => {
+      traffic.leave();
+      if (accessLog) {
+        logger.info({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
+      }
+    });
+    try {
+      if (traffic.draining) throw new GatewayError('SHUTTING_DOWN', 'The gateway is shutting down; retry on another instance');
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new GatewayError('NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
+    } catch (err) {
+      respondWithError(ctx, err, logger);
+    }
+    if (traffic.draining) ctx.set('Connection', 'close');
+  };
+}
+
+function respondWithError(ctx: Parameters<Middleware>[0], err: unknown, logger: Logger): void {
+  const gw = ctx.state.gw as GatewayState | undefined;
+  if (gw?.signal.aborted) return; // nobody is listening any more
+  const error = fromKoaError(err);
+  if (error.code === 'INTERNAL_ERROR') logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
+  if (ctx.headerSent) {
+    logger.warn({ requestId: ctx.state.requestId, code: error.code }, 'error after the response started');
+    return;
+  }
+  ctx.status = error.status;
+  for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+  ctx.body = renderError(error, gw?.endpoint.errorEnvelope ?? 'canonical');
+}
+
+/** Errors Koa and its router throw themselves (405 from allowedMethods, ...). */
+function fromKoaError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const status = (err as { status?: number }).status;
+  if (status === 405 || status === 501) return new GatewayError('METHOD_NOT_ALLOWED', (err as Error).message || 'Method not allowed');
+  return toGatewayError(err);
+}

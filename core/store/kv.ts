@@ -1,0 +1,33 @@
+/**
+ * Shared fast state: caches, counters, tickets, locks. In-process memory by default; Redis with REDIS_URL,
+ * which is what makes limits and revocations hold across instances.
+ */
+export interface KV {
+  readonly kind: 'memory' | 'redis';
+  get(key: string): Promise<string | null>;
+  /** With ttlMs the entry expires; without it, it lives until deleted. */
+  set(key: string, value: string, ttlMs?: number): Promise<void>;
+  /** Sets only when absent; returns whether it did (locks, single-use tickets). */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  del(key: string): Promise<void>;
+  /** Adds `by` and returns the new value; the TTL is set when the key is created. */
+  incrBy(key: string, by: number, ttlMs?: number): Promise<number>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface KvOptions {
+  redisUrl?: string;
+  /** Prepended to every key, so that deployments (and test runs) sharing a Redis never collide. */
+  prefix?: string;
+}
+
+export async function openKv(options: KvOptions): Promise<KV> {
+  const prefix = options.prefix ?? 'aigw:';
+  if (options.redisUrl) {
+    const { RedisKv } = await import('./redis-kv.ts');
+    return RedisKv.open(options.redisUrl, prefix);
+  }
+  const { MemoryKv } = await import('./memory-kv.ts');
+  return new MemoryKv();
+}

@@ -1,0 +1,95 @@
+import pg from 'pg';
+import type { Database, DatabaseOptions, Queryable, Row } from './database.ts';
+
+function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+  return {
+    async query<T>(sql: string, params?: unknown[]) {
+      const result = await client.query(sql, params as unknown[] | undefined);
+      return result.rows as T[];
+    },
+    async exec(sql: string) {
+      await client.query(sql);
+    },
+  };
+}
+
+// `CREATE ... IF NOT EXISTS` is not safe against a concurrent creator (it fails on the catalog's unique
+// index), so instances starting together take turns under one transaction-scoped advisory lock.
+const BOOTSTRAP_LOCK = 7_263_000;
+
+async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+export class PostgresDatabase implements Database {
+  readonly kind = 'postgres' as const;
+  private readonly q: Queryable;
+  private closed = false;
+
+  private constructor(private readonly pool: pg.Pool, readonly hasVector: boolean) {
+    this.q = wrap(pool);
+  }
+
+  static async open(url: string, options: Pick<DatabaseOptions, 'schema' | 'onNoVector'>): Promise<PostgresDatabase> {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: 10,
+      connectionTimeoutMillis: 5000,
+      ...(options.schema ? { options: `-c search_path=${options.schema},public` } : {}),
+    });
+    // An idle client that loses its server must not crash the process; the next query reconnects.
+    pool.on('error', () => {});
+    let hasVector = true;
+    try {
+      await inTransaction(pool, async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK]);
+        if (options.schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema.replace(/"/g, '')}"`);
+        try {
+          await client.query('SAVEPOINT vector');
+          await client.query('CREATE EXTENSION IF NOT EXISTS vector');
+        } catch (err) {
+          await client.query('ROLLBACK TO SAVEPOINT vector');
+          hasVector = false;
+          options.onNoVector?.((err as Error).message);
+        }
+      });
+    } catch (err) {
+      await pool.end().catch(() => {});
+      throw err;
+    }
+    return new PostgresDatabase(pool, hasVector);
+  }
+
+  query<T = Row>(sql: string, params?: unknown[]): Promise<T[]> {
+    return this.q.query<T>(sql, params);
+  }
+
+  exec(sql: string): Promise<void> {
+    return this.q.exec(sql);
+  }
+
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, (client) => fn(wrap(client)));
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}

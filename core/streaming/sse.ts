@@ -1,0 +1,121 @@
+/**
+ * The one server-sent-events decoder, in layers: bytes -> lines -> events. Provider translators turn
+ * events into canonical chunks; nothing else parses SSE. Follows the WHATWG event-stream rules: CR, LF and
+ * CRLF line ends (a CRLF may be split across reads), `:` comments, multi-line `data`, a leading BOM.
+ */
+export interface SseEvent {
+  event: string;
+  data: string;
+  id?: string;
+  retry?: number;
+}
+
+/** Bytes -> lines. Keeps the partial line (and a trailing CR) between reads. */
+export class LineDecoder {
+  // TextDecoder drops a leading BOM and holds a multi-byte character split across reads.
+  private readonly text = new TextDecoder('utf-8');
+  private pending = '';
+  private trailingCarriageReturn = false;
+
+  push(bytes: Uint8Array): string[] {
+    return this.split(this.text.decode(bytes, { stream: true }));
+  }
+
+  end(): string[] {
+    const lines = this.split(this.text.decode());
+    if (this.pending !== '') lines.push(this.pending);
+    this.pending = '';
+    return lines;
+  }
+
+  private split(chunk: string): string[] {
+    if (chunk.length === 0) return [];
+    let i = 0;
+    if (this.trailingCarriageReturn) {
+      // The LF of a CRLF whose CR ended the previous read: that line was already emitted.
+      this.trailingCarriageReturn = false;
+      if (chunk.charCodeAt(i) === 10) i++;
+    }
+    const lines: string[] = [];
+    let start = i;
+    for (; i < chunk.length; i++) {
+      const c = chunk.charCodeAt(i);
+      if (c !== 10 && c !== 13) continue;
+      lines.push(this.pending + chunk.slice(start, i));
+      this.pending = '';
+      if (c === 13) {
+        if (i + 1 === chunk.length) this.trailingCarriageReturn = true;
+        else if (chunk.charCodeAt(i + 1) === 10) i++;
+      }
+      start = i + 1;
+    }
+    this.pending += chunk.slice(start);
+    return lines;
+  }
+}
+
+/** Lines -> events. */
+export class EventDecoder {
+  private data: string[] = [];
+  private event = '';
+  private id: string | undefined;
+  private retry: number | undefined;
+
+  /** Returns the event a blank line completes, if any. */
+  line(line: string): SseEvent | null {
+    if (line === '') return this.dispatch();
+    if (line.charCodeAt(0) === 58 /* : */) return null;
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    switch (field) {
+      case 'data': this.data.push(value); break;
+      case 'event': this.event = value; break;
+      case 'id': if (!value.includes('\0')) this.id = value; break;
+      case 'retry': if (/^\d+$/.test(value)) this.retry = Number(value); break;
+      default: break;
+    }
+    return null;
+  }
+
+  /** At end of input an event without its blank line is still delivered: upstreams often omit the last one. */
+  end(): SseEvent | null {
+    return this.dispatch();
+  }
+
+  private dispatch(): SseEvent | null {
+    if (this.data.length === 0 && this.event === '') return null;
+    const event: SseEvent = { event: this.event || 'message', data: this.data.join('\n') };
+    if (this.id !== undefined) event.id = this.id;
+    if (this.retry !== undefined) event.retry = this.retry;
+    this.data = [];
+    this.event = '';
+    return event;
+  }
+}
+
+/** Bytes -> events, over any async byte source (an undici body, a Node stream, a test generator). */
+export async function* decodeSse(source: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
+  const lines = new LineDecoder();
+  const events = new EventDecoder();
+  for await (const bytes of source) {
+    for (const line of lines.push(bytes)) {
+      const event = events.line(line);
+      if (event) yield event;
+    }
+  }
+  for (const line of lines.end()) {
+    const event = events.line(line);
+    if (event) yield event;
+  }
+  const last = events.end();
+  if (last) yield last;
+}
+
+/** Encodes one `data:` event; a named event gets its `event:` line first. */
+export function encodeSse(data: string, event?: string): string {
+  const head = event ? `event: ${event}\n` : '';
+  if (!data.includes('\n')) return `${head}data: ${data}\n\n`;
+  return `${head}${data.split('\n').map((l) => `data: ${l}`).join('\n')}\n\n`;
+}

@@ -1,0 +1,4 @@
+/** The built-in plugins, one line each. Third-party plugins are named in pipelines.yaml under `plugins`. */
+import auth from './auth/index.ts';
+
+export const builtInPlugins = [auth];

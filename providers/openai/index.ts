@@ -1,0 +1,21 @@
+import { defineProvider } from '../../core/dispatch/provider.ts';
+import { openaiChat } from './chat.ts';
+import { openaiErrorFromBody } from './errors.ts';
+
+export default defineProvider({
+  slug: 'openai',
+  family: 'openai',
+  displayName: 'OpenAI',
+  defaultBaseUrl: 'https://api.openai.com/v1',
+  configSchema: {
+    type: 'object', additionalProperties: false,
+    description: 'OpenAI options.',
+    properties: {
+      organization: { type: 'string', description: 'Sent as OpenAI-Organization.' },
+      project: { type: 'string', description: 'Sent as OpenAI-Project.' },
+    },
+  },
+  capabilities: { chat: { stream: true, tools: true, vision: true } },
+  chat: openaiChat,
+  mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
+});

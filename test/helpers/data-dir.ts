@@ -1,0 +1,46 @@
+/**
+ * Fresh embedded-database folders for tests. initdb costs seconds, so one migrated template is made per
+ * schema version and copied (tens of milliseconds) for every gateway.
+ */
+import { createHash } from 'node:crypto';
+import { cp, mkdtemp, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openDatabase } from '../../core/store/database.ts';
+import { migrate } from '../../core/store/migrate.ts';
+
+const MIGRATIONS = fileURLToPath(new URL('../../core/store/migrations/', import.meta.url));
+
+async function templatePath(): Promise<string> {
+  const hash = createHash('sha256');
+  for (const file of (await readdir(MIGRATIONS)).sort()) hash.update(file).update(await readFile(join(MIGRATIONS, file)));
+  return join(tmpdir(), `aigw-pglite-template-${hash.digest('hex').slice(0, 12)}`);
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(() => true, () => false);
+}
+
+let template: Promise<string> | undefined;
+
+function ensureTemplate(): Promise<string> {
+  template ??= (async () => {
+    const path = await templatePath();
+    if (await exists(path)) return path;
+    const building = await mkdtemp(join(tmpdir(), 'aigw-pglite-building-'));
+    const db = await openDatabase({ dataDir: building });
+    await migrate(db);
+    await db.close();
+    // Several test processes may race to build it: the first rename wins, the others drop their copy.
+    await rename(building, path).catch(() => rm(building, { recursive: true, force: true }));
+    return path;
+  })();
+  return template;
+}
+
+export async function freshDataDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'aigw-test-data-'));
+  await cp(await ensureTemplate(), dir, { recursive: true });
+  return dir;
+}
