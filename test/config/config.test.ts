@@ -10,13 +10,12 @@ import { loadConfig, parseConfig, type LoadedConfig } from '../../core/config/lo
 import { endpointPaths } from '../../core/ingress/endpoints.ts';
 import { builtInPlugins } from '../../plugins/index.ts';
 import { builtInProviders } from '../../providers/index.ts';
+import { BIN, REPO_ROOT } from '../helpers/process.ts';
 
 const FILE = '/tmp/whatever/pipelines.yaml';
 const DISPLAY = 'pipelines.yaml';
 const ENV: NodeJS.ProcessEnv = { OPENAI_API_KEY: 'sk-test' };
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const REPO_CONFIG = fileURLToPath(new URL('../../pipelines.yaml', import.meta.url));
-const BIN = fileURLToPath(new URL('../../bin/aigw.js', import.meta.url));
 
 const KNOWN_PLUGINS = builtInPlugins.map((p) => p.name).join(', ');
 const KNOWN_PROVIDERS = builtInProviders.map((p) => p.slug).join(', ');

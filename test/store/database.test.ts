@@ -310,6 +310,4 @@ describe('pglite only', () => {
       await second.close();
     }
   });
-
-  test('recovery after kill -9', { skip: 'covered by the process-level tests elsewhere' }, () => {});
 });
