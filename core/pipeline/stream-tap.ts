@@ -33,7 +33,8 @@ export async function* tapStream(
     status = 'completed';
   } catch (err) {
     status = signal.aborted ? 'aborted' : 'failed';
-    error = toGatewayError(err);
+    // A client that left is not an error of the stream: only a failure carries one.
+    if (status === 'failed') error = toGatewayError(err);
     throw err;
   } finally {
     const outcome = error ? { status, usage, chunks, error } : { status, usage, chunks };

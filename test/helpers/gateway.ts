@@ -31,15 +31,29 @@ export async function startTestGateway(yaml: string, options: TestGatewayOptions
   const dataDir = await freshDataDir();
   const file = join(configDir, 'pipelines.yaml');
   await writeFile(file, yaml);
-  const loaded = await parseConfig(yaml, {
-    file,
-    env: { AIGW_DATA_DIR: dataDir, AIGW_ADMIN_TOKEN: ADMIN_TOKEN, ...(options.env ?? {}) },
-  });
-  const gateway = await createGateway(loaded, { logger: silentLogger(), ...options });
-  const url = await gateway.listen(0);
+  const removeFolders = async () => {
+    await rm(dataDir, { recursive: true, force: true });
+    await rm(configDir, { recursive: true, force: true });
+  };
+  let gateway: Gateway | undefined;
+  let url: string;
+  try {
+    const loaded = await parseConfig(yaml, {
+      file,
+      env: { AIGW_DATA_DIR: dataDir, AIGW_ADMIN_TOKEN: ADMIN_TOKEN, ...(options.env ?? {}) },
+    });
+    gateway = await createGateway(loaded, { logger: silentLogger(), ...options });
+    url = await gateway.listen(0);
+  } catch (err) {
+    // A gateway that failed to boot has released its stores itself; one that failed to listen has not.
+    await gateway?.close();
+    await removeFolders();
+    throw err;
+  }
+  const started = gateway;
   return {
     url,
-    gateway,
+    gateway: started,
     dataDir,
     configDir,
     async createKey(fields = {}) {
@@ -53,9 +67,8 @@ export async function startTestGateway(yaml: string, options: TestGatewayOptions
       return body.key;
     },
     async close() {
-      await gateway.close();
-      await rm(dataDir, { recursive: true, force: true });
-      await rm(configDir, { recursive: true, force: true });
+      await started.close();
+      await removeFolders();
     },
   };
 }
