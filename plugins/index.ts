@@ -1,4 +1,5 @@
 /** The built-in plugins, one line each. Third-party plugins are named in pipelines.yaml under `plugins`. */
 import auth from './auth/index.ts';
+import ipAllow from './ip-allow/index.ts';
 
-export const builtInPlugins = [auth];
+export const builtInPlugins = [auth, ipAllow];
