@@ -14,16 +14,13 @@ import { Breakers } from './dispatch/breakers.ts';
 import { createDispatcher } from './dispatch/dispatcher.ts';
 import { RoutingTable } from './dispatch/routing.ts';
 import { UpstreamClient } from './dispatch/upstream.ts';
-import { ApiKeyService } from './identity/api-keys.ts';
+import { createIdentity } from './identity/services.ts';
 import { endpoints } from './ingress/endpoints.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { Clock, PluginServices } from './pipeline/plugin.ts';
-import { pipelineForRoute, routeEntry, setupPipelines } from './pipeline/runner.ts';
+import { clientIpResolver, pipelineForRoute, routeEntry, setupPipelines } from './pipeline/runner.ts';
 import { createTraffic, requestContext } from './server/request-context.ts';
-import { DataDirLock } from './store/data-dir-lock.ts';
-import { openDatabase, type Database } from './store/database.ts';
-import { openKv, type KV } from './store/kv.ts';
-import { migrate } from './store/migrate.ts';
+import { openStores } from './store/open.ts';
 import { VERSION } from './version.ts';
 
 export interface GatewayOptions {
@@ -46,6 +43,7 @@ export interface Gateway {
 
 export async function createGateway(loaded: LoadedConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const { config } = loaded;
+  const loadedAt = Date.now();
   const logger = options.logger ?? createLogger();
   const clock = options.clock ?? { now: Date.now };
   const closeHooks: Array<() => Promise<void>> = [];
@@ -54,45 +52,50 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     for (const fn of cleanups.reverse()) await Promise.resolve(fn()).catch((err) => logger.error({ err }, 'cleanup failed'));
     cleanups.length = 0;
   };
+  const runCloseHooks = async () => {
+    for (const hook of closeHooks) await hook().catch((err) => logger.error({ err }, 'close hook failed'));
+  };
 
-  let lock: DataDirLock | undefined;
-  let db: Database;
-  let kv: KV;
-  try {
-    if (!config.storage.databaseUrl) {
-      const acquired = await DataDirLock.acquire(config.storage.dataDir);
-      cleanups.push(() => acquired.release());
-      lock = acquired;
-    }
-    db = await openDatabase({
-      databaseUrl: config.storage.databaseUrl,
-      dataDir: config.storage.dataDir,
-      ...(options.dbSchema ? { schema: options.dbSchema } : {}),
-      onNoVector: (reason) => logger.warn({ reason }, 'pgvector is not available on this Postgres: vector search will use an exact scan'),
-    });
-    cleanups.push(() => db.close());
-    await migrate(db);
-    kv = await openKv({ redisUrl: config.storage.redisUrl, ...(options.kvPrefix ? { prefix: options.kvPrefix } : {}) });
-    cleanups.push(() => kv.close());
-  } catch (err) {
-    await cleanup();
-    throw err;
-  }
+  const stores = await openStores(config, {
+    migrate: true,
+    ...(options.dbSchema ? { dbSchema: options.dbSchema } : {}),
+    ...(options.kvPrefix ? { kvPrefix: options.kvPrefix } : {}),
+    onNoVector: (reason) => logger.warn({ reason }, 'pgvector is not available on this Postgres: vector search will use an exact scan'),
+    onCloseError: (err) => logger.error({ err }, 'closing a store failed'),
+  });
+  cleanups.push(() => stores.close());
+  const { db, kv, lock } = stores;
 
   const upstream = new UpstreamClient(config.upstream);
   const breakers = new Breakers(config.upstream.breaker);
   cleanups.push(() => upstream.close(), () => breakers.shutdown());
-  const apiKeys = new ApiKeyService(db, kv, config.auth.keyCacheTtlMs);
+  const identity = createIdentity(config, db, kv, clock.now, logger);
+  // Last-used times are written after in-flight requests finish and before the stores close.
+  closeHooks.push(() => identity.lastUsed.stop());
   const services: PluginServices = {
-    config, db, kv, logger, clock, apiKeys,
+    config, db, kv, logger, clock,
+    apiKeys: identity.apiKeys,
+    directory: identity.directory,
+    authenticator: identity.authenticator,
     providers: loaded.providers,
     onClose: (hook) => closeHooks.push(hook),
   };
+
+  try {
+    const revoked = await identity.revocations.load();
+    if (revoked > 0) logger.debug({ revoked }, 'JWT revocations loaded into the KV');
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+  identity.lastUsed.start();
 
   let pipelines: Awaited<ReturnType<typeof setupPipelines>>;
   try {
     pipelines = await setupPipelines(config, loaded.plugins, services);
   } catch (err) {
+    // Plugins set up before the failing one may hold connections or timers: release them as a shutdown would.
+    await runCloseHooks();
     await cleanup();
     throw err;
   }
@@ -101,22 +104,33 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   const dispatcher = createDispatcher({ routing, providers: loaded.providers, upstream, breakers });
   const traffic = createTraffic();
 
-  const app = new Koa({ proxy: config.server.trustProxy });
+  // Koa's proxy mode stays off: its ctx.ip is the leftmost X-Forwarded-For entry, which any client can forge.
+  // The client address is gw.clientIp, resolved against server.trustedProxies (core/identity/addresses.ts).
+  const app = new Koa();
   app.silent = true; // every error is rendered and logged by requestContext
   app.use(requestContext(logger, traffic, config.server.accessLog));
   const routers = [
     healthRouter({ db, kv, breakers }),
     openApiRouter(buildOpenApiDocument(endpoints, VERSION)),
-    adminRouter({ apiKeys, tokens: { adminToken: config.auth.adminToken, controlToken: lock?.controlToken } }),
+    adminRouter({
+      ...identity,
+      credentials: {
+        adminToken: config.auth.adminToken,
+        controlToken: lock?.controlToken,
+        authenticator: identity.jwtEnabled ? identity.authenticator : undefined,
+      },
+    }),
     dataPlaneRouter(),
   ];
   for (const router of routers) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
 
   function dataPlaneRouter(): Router {
     const router = new Router();
+    const clientIp = clientIpResolver(config.server);
     for (const endpoint of endpoints) {
       const pipeline = pipelineForRoute(config, endpoint.path);
-      const chain = [routeEntry(endpoint, pipeline.name, config.server.jsonBodyLimitBytes, logger), ...pipelines.get(pipeline.name)!, dispatcher];
+      const last = endpoint.kind === 'dispatch' ? dispatcher : endpoint.handler({ routing, providers: loaded.providers, loadedAt });
+      const chain = [routeEntry(endpoint, pipeline.name, config.server.jsonBodyLimitBytes, logger, clientIp), ...pipelines.get(pipeline.name)!, last];
       router.register(endpoint.path, [endpoint.method], chain as unknown as Koa.Middleware[]);
     }
     return router;
@@ -139,7 +153,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     clearTimeout(timer);
     if (outcome === 'deadline') logger.warn({ inFlight: traffic.inFlight }, 'shutdown deadline reached: closing remaining connections');
     server.closeAllConnections();
-    for (const hook of closeHooks) await hook().catch((err) => logger.error({ err }, 'close hook failed'));
+    await runCloseHooks();
     await cleanup();
   })());
 

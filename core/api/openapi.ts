@@ -5,8 +5,10 @@
 import Router from '@koa/router';
 import type { JsonSchema } from '../config/schema.ts';
 import { ERROR_CATALOGUE } from '../errors.ts';
-import { apiKeyRecordSchema, createApiKeySchema } from '../identity/schemas.ts';
 import type { EndpointDefinition } from '../ingress/endpoint.ts';
+import { ADMIN_PREFIX } from './admin/index.ts';
+import { adminRoutes, type AdminRoute } from './admin/routes.ts';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pagination.ts';
 
 const errorSchema: JsonSchema = {
   type: 'object', required: ['error'],
@@ -50,9 +52,49 @@ function endpointOperation(endpoint: EndpointDefinition) {
   return {
     summary: endpoint.summary,
     ...(endpoint.capability ? { description: `Requires the \`${endpoint.capability}\` capability.` } : {}),
-    security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
+    security: [{ bearerAuth: [] }, { apiKeyHeader: [] }, { cookieAuth: [] }],
     ...(endpoint.requestSchema ? { requestBody: { required: true, content: jsonContent(endpoint.requestSchema) } } : {}),
     responses: { ...responses, ...errors },
+  };
+}
+
+/** `/keys/:id` -> `/keys/{id}` */
+export function toOpenApiPath(path: string): string {
+  return path.replace(/:([A-Za-z_]\w*)/g, '{$1}');
+}
+
+const listSchema = (items: JsonSchema | undefined): JsonSchema => ({
+  type: 'object', required: ['object', 'data', 'has_more', 'next_cursor'],
+  properties: {
+    object: { type: 'string', enum: ['list'] },
+    data: { type: 'array', items: items ?? { type: 'object' } },
+    has_more: { type: 'boolean' },
+    next_cursor: { type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' },
+  },
+});
+
+function adminOperation(route: AdminRoute) {
+  const parameters = [
+    ...[...route.path.matchAll(/:([A-Za-z_]\w*)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } })),
+    ...Object.entries(route.filters ?? {}).map(([name, description]) => ({ name, in: 'query', required: false, description, schema: { type: 'string' } })),
+    ...(route.list ? [
+      { name: 'limit', in: 'query', required: false, description: `Page size, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).`, schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE } },
+      { name: 'cursor', in: 'query', required: false, description: 'next_cursor of the previous page.', schema: { type: 'string' } },
+    ] : []),
+  ];
+  const schema = route.list ? listSchema(route.responseSchema) : route.responseSchema;
+  return {
+    summary: route.summary,
+    security: [{ adminToken: [] }, { bearerAuth: [] }],
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(route.requestSchema ? { requestBody: { required: true, content: jsonContent(route.requestSchema) } } : {}),
+    responses: {
+      [String(route.status)]: { description: 'Success.', ...(schema ? { content: jsonContent(schema) } : {}) },
+      '400': errorResponse('Validation failed.'),
+      '401': errorResponse('Missing or wrong admin token, or an invalid JWT.'),
+      '403': errorResponse('A JWT without role admin, or a tenant outside the admin JWT\'s own.'),
+      '404': errorResponse('No such record, or the admin API is off.'),
+    },
   };
 }
 
@@ -61,19 +103,10 @@ export function buildOpenApiDocument(endpoints: readonly EndpointDefinition[], v
   for (const endpoint of endpoints) {
     paths[endpoint.path] = { ...(paths[endpoint.path] ?? {}), [endpoint.method.toLowerCase()]: endpointOperation(endpoint) };
   }
-  paths['/admin/v1/keys'] = {
-    post: {
-      summary: 'Create an API key; the plaintext key is in the response, once.',
-      security: [{ adminToken: [] }],
-      requestBody: { required: true, content: jsonContent(createApiKeySchema) },
-      responses: {
-        '201': { description: 'The key record, with `key`.', content: jsonContent(apiKeyRecordSchema) },
-        '400': errorResponse('Validation failed.'),
-        '401': errorResponse('Missing or wrong admin token.'),
-        '404': errorResponse('The admin API is off.'),
-      },
-    },
-  };
+  for (const route of adminRoutes) {
+    const path = ADMIN_PREFIX + toOpenApiPath(route.path);
+    paths[path] = { ...(paths[path] ?? {}), [route.method.toLowerCase()]: adminOperation(route) };
+  }
   paths['/healthz'] = { get: { summary: 'The process is up.', responses: { '200': { description: 'ok' } } } };
   paths['/readyz'] = {
     get: {
@@ -93,7 +126,8 @@ export function buildOpenApiDocument(endpoints: readonly EndpointDefinition[], v
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (aigw_sk_...) or a JWT.' },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key.' },
-        adminToken: { type: 'http', scheme: 'bearer', description: 'AIGW_ADMIN_TOKEN.' },
+        adminToken: { type: 'http', scheme: 'bearer', description: 'AIGW_ADMIN_TOKEN, or a JWT with role admin.' },
+        cookieAuth: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'A JWT in the HttpOnly access_token cookie.' },
       },
     },
   };

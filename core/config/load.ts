@@ -87,9 +87,9 @@ export async function parseConfig(
 function applyEnvironmentDefaults(data: Data, env: NodeJS.ProcessEnv, cwd: string): void {
   // A section written as something other than a mapping is left for the schema to report; its defaults are
   // written to a detached object.
-  const section = (name: string): Data => {
-    if (data[name] === undefined || data[name] === null) data[name] = {};
-    const value = data[name];
+  const section = (name: string, parent: Data = data): Data => {
+    if (parent[name] === undefined || parent[name] === null) parent[name] = {};
+    const value = parent[name];
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Data) : {};
   };
   const fromEnv = (target: Data, key: string, variable: string) => {
@@ -104,7 +104,9 @@ function applyEnvironmentDefaults(data: Data, env: NodeJS.ProcessEnv, cwd: strin
   fromEnv(storage, 'redisUrl', 'REDIS_URL');
   if (storage.dataDir === undefined) storage.dataDir = resolve(cwd, 'data');
   else if (typeof storage.dataDir === 'string') storage.dataDir = resolve(cwd, storage.dataDir);
-  fromEnv(section('auth'), 'adminToken', 'AIGW_ADMIN_TOKEN');
+  const auth = section('auth');
+  fromEnv(auth, 'adminToken', 'AIGW_ADMIN_TOKEN');
+  fromEnv(section('jwt', auth), 'secret', 'AIGW_JWT_SECRET');
 }
 
 /**
@@ -161,7 +163,11 @@ function toConfig(data: Data, source: GatewayConfig['source']): GatewayConfig {
     ...validated,
     source,
     storage: { ...validated.storage, databaseUrl: emptyToUndefined(validated.storage.databaseUrl), redisUrl: emptyToUndefined(validated.storage.redisUrl) },
-    auth: { ...validated.auth, adminToken: emptyToUndefined(validated.auth.adminToken) },
+    auth: {
+      ...validated.auth,
+      adminToken: emptyToUndefined(validated.auth.adminToken),
+      jwt: { ...validated.auth.jwt, secret: emptyToUndefined(validated.auth.jwt.secret) },
+    },
     models: validated.models.map((m) => ({ ...m, strategy: m.strategy ?? (m.targets && m.targets.length > 1 ? 'fallback' : 'single') })),
     pipelines: validated.pipelines.map((p) => ({
       name: p.name,

@@ -3,6 +3,8 @@
  * below plus every registered plugin's and provider's own configSchema, so that a plugin entry or a
  * provider block is checked by the schema its author wrote.
  */
+import { CAPABILITIES } from '../identity/capabilities.ts';
+
 export type JsonSchema = Record<string, unknown>;
 
 export interface SchemaContributor {
@@ -25,7 +27,12 @@ const serverSchema: JsonSchema = {
     host: { type: 'string', minLength: 1, default: '0.0.0.0', description: 'Address to bind.' },
     shutdownTimeoutMs: positiveMs('On SIGTERM/SIGINT, how long in-flight requests and streams may run before connections are closed.', 30000),
     accessLog: { type: 'boolean', default: true, description: 'Log one line per request (method, route, status, duration).' },
-    trustProxy: { type: 'boolean', default: false, description: 'Take the client address from X-Forwarded-For instead of the socket peer.' },
+    trustProxy: { type: 'boolean', default: false, description: 'Take the client address from X-Forwarded-For: the rightmost hop that is not a trusted proxy, instead of the socket peer.' },
+    trustedProxies: {
+      type: 'array', items: { type: 'string', description: 'An IPv4 or IPv6 address, or a CIDR range.' },
+      default: ['127.0.0.0/8', '::1/128', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+      description: 'With trustProxy: the proxies whose X-Forwarded-For entries are believed (default: loopback and private ranges).',
+    },
     pluginSetupTimeoutMs: positiveMs('A plugin whose setup takes longer fails the boot, naming the plugin.', 10000),
     jsonBodyLimitBytes: { type: 'integer', minimum: 1024, default: 10485760, description: 'Largest JSON request body on routes that have no limit of their own; larger bodies get 413 before they are read in full.' },
   },
@@ -46,7 +53,20 @@ const authSchema: JsonSchema = {
   description: 'Credentials and the admin API.',
   properties: {
     adminToken: { type: 'string', description: 'Bearer token of the admin API at /admin/v1 (default: $AIGW_ADMIN_TOKEN). Unset turns the admin API off.' },
-    keyCacheTtlMs: positiveMs('How long a resolved API key stays in the KV cache; revocation deletes the entry at once.', 60000),
+    keyCacheTtlMs: positiveMs('How long a resolved API key, organization or department stays in the KV cache; revocation and policy writes delete the entry at once.', 60000),
+    lastUsedFlushIntervalMs: positiveMs('How often the keys\' last-used times are written to the database (in one statement), instead of once per request.', 15000),
+    jwt: {
+      type: 'object', additionalProperties: false, default: {},
+      description: 'Session JWTs (HS256). Without a secret, JWT authentication is off.',
+      properties: {
+        secret: { type: 'string', description: 'HS256 secret, at least 32 characters (default: $AIGW_JWT_SECRET). Empty turns JWT authentication off.' },
+        capabilities: {
+          type: 'array', items: { type: 'string', enum: [...CAPABILITIES] }, uniqueItems: true, default: [...CAPABILITIES],
+          description: 'What JWT callers may call (default: every data-plane capability of the spec).',
+        },
+        clockToleranceSeconds: { type: 'integer', minimum: 0, maximum: 60, default: 0, description: 'Leeway for exp and nbf against clock skew.' },
+      },
+    },
   },
 };
 

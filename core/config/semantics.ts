@@ -1,5 +1,6 @@
 /** Rules a JSON schema cannot say: references between sections, uniqueness, and every /v1 route behind auth. */
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
+import { parseRange } from '../identity/addresses.ts';
 import { endpointPaths } from '../ingress/endpoints.ts';
 import type { GatewayConfig } from './types.ts';
 
@@ -12,8 +13,27 @@ export interface SemanticIssue {
 
 export const DEFAULT_PIPELINE = 'default';
 
+/** Plugins that read gw.caller: listed before auth they would see no caller on any request. */
+const AFTER_AUTH = ['ip-allow'];
+
 export function semanticIssues(config: GatewayConfig, providers: ProviderRegistry): SemanticIssue[] {
-  return [...pipelineIssues(config), ...modelIssues(config), ...providerIssues(config, providers)];
+  return [...serverIssues(config), ...pipelineIssues(config), ...modelIssues(config), ...providerIssues(config, providers)];
+}
+
+/** HS256 with a short secret can be brute-forced offline from any token a user holds. */
+export const MIN_JWT_SECRET_LENGTH = 32;
+
+function serverIssues(config: GatewayConfig): SemanticIssue[] {
+  // A proxy entry that cannot be read must stop the boot: silently trusting fewer proxies than intended
+  // would make every client look like the proxy.
+  const issues: SemanticIssue[] = config.server.trustedProxies.flatMap((entry, i) => parseRange(entry)
+    ? []
+    : [{ pointer: `/server/trustedProxies/${i}`, message: `not an IPv4/IPv6 address or CIDR range: ${JSON.stringify(entry)}` }]);
+  const secret = config.auth.jwt.secret;
+  if (secret !== undefined && secret.length < MIN_JWT_SECRET_LENGTH) {
+    issues.push({ pointer: '/auth/jwt/secret', message: `the JWT secret (auth.jwt.secret or AIGW_JWT_SECRET) must be at least ${MIN_JWT_SECRET_LENGTH} characters, got ${secret.length}` });
+  }
+  return issues;
 }
 
 function pipelineIssues(config: GatewayConfig): SemanticIssue[] {
@@ -34,6 +54,12 @@ function pipelineIssues(config: GatewayConfig): SemanticIssue[] {
     if (servesV1 && !pipeline.plugins.some((p) => p.name === 'auth')) {
       issues.push({ pointer: `${at}/plugins`, message: `pipeline "${pipeline.name}" serves /v1 routes but has no auth plugin; every /v1 endpoint requires a credential` });
     }
+    const authAt = pipeline.plugins.findIndex((p) => p.name === 'auth');
+    pipeline.plugins.forEach((entry, j) => {
+      if (AFTER_AUTH.includes(entry.name) && (authAt === -1 || authAt > j)) {
+        issues.push({ pointer: `${at}/plugins/${j}`, message: `plugin "${entry.name}" reads the caller: list it after auth` });
+      }
+    });
   });
   return issues;
 }

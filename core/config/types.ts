@@ -5,6 +5,8 @@ export interface ServerConfig {
   shutdownTimeoutMs: number;
   accessLog: boolean;
   trustProxy: boolean;
+  /** Addresses and CIDR ranges of the proxies whose X-Forwarded-For entries are believed. */
+  trustedProxies: string[];
   jsonBodyLimitBytes: number;
   pluginSetupTimeoutMs: number;
 }
@@ -15,9 +17,18 @@ export interface StorageConfig {
   redisUrl?: string;
 }
 
+export interface JwtConfig {
+  /** Absent: JWT authentication is off. */
+  secret?: string;
+  capabilities: string[];
+  clockToleranceSeconds: number;
+}
+
 export interface AuthConfig {
   adminToken?: string;
   keyCacheTtlMs: number;
+  lastUsedFlushIntervalMs: number;
+  jwt: JwtConfig;
 }
 
 export interface BreakerConfig {

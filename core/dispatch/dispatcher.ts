@@ -25,7 +25,7 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
     const gw = ctx.state.gw;
     if (gw.result || gw.stream) return; // answered early by a plugin
     const request = await gw.request();
-    const targets = deps.routing.resolve(request.model);
+    const { targets } = deps.routing.resolve(request.model, gw.caller?.policy);
     let lastError: unknown;
     for (const target of targets) {
       try {

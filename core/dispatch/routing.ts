@@ -1,6 +1,7 @@
 /** Model id -> ordered provider targets, from the `models` section. */
 import type { GatewayConfig, ModelConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
+import { allowsModel, overriddenModel, overrideSources, UNRESTRICTED, type EffectivePolicy } from '../identity/policy.ts';
 import type { ProviderTarget } from './provider.ts';
 
 export interface ModelRoute {
@@ -36,17 +37,39 @@ export class RoutingTable {
     }
   }
 
-  /** The targets to try, in order. */
-  resolve(modelId: string): Array<ProviderTarget> {
+  /**
+   * The model a caller's request is served with, and its targets in the order to try. The caller's policy
+   * may remap the requested id (an override) and must allow the id it ends on.
+   */
+  resolve(requested: string, policy: EffectivePolicy = UNRESTRICTED): { modelId: string; route: ModelRoute; targets: ProviderTarget[] } {
+    const modelId = overriddenModel(policy, requested);
     const route = this.routes.get(modelId);
-    if (!route) throw new GatewayError('MODEL_NOT_FOUND', `Model "${modelId}" is not configured`, { model: modelId });
+    if (!route) {
+      const remapped = modelId === requested ? '' : ` (an override remaps "${requested}" to it)`;
+      throw new GatewayError('MODEL_NOT_FOUND', `Model "${modelId}" is not configured${remapped}`, { model: modelId });
+    }
+    if (!allowsModel(policy, modelId)) {
+      throw new GatewayError('MODEL_NOT_ALLOWED', `Model "${modelId}" is not allowed for this caller by its organization or department policy`, { model: modelId });
+    }
+    return { modelId, route, targets: this.order(route) };
+  }
+
+  /** Every model id a caller with this policy may name, with the route it is served by: what resolve accepts. */
+  accepted(policy: EffectivePolicy): Array<{ id: string; route: ModelRoute }> {
+    const candidates = new Set([...this.routes.keys(), ...overrideSources(policy)]);
+    const accepted: Array<{ id: string; route: ModelRoute }> = [];
+    for (const id of candidates) {
+      const modelId = overriddenModel(policy, id);
+      const route = this.routes.get(modelId);
+      if (route && allowsModel(policy, modelId)) accepted.push({ id, route });
+    }
+    return accepted;
+  }
+
+  private order(route: ModelRoute): ProviderTarget[] {
     if (route.strategy === 'loadbalance') return weightedOrder(route.targets);
     if (route.strategy === 'single') return route.targets.slice(0, 1);
     return route.targets;
-  }
-
-  models(): ModelRoute[] {
-    return [...this.routes.values()];
   }
 }
 

@@ -3,11 +3,16 @@
  * request costs no database round trip once its key is warm.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Database, Queryable } from '../store/database.ts';
+import type { Database } from '../store/database.ts';
 import type { KV } from '../store/kv.ts';
 import { compileRequestSchema } from '../validation.ts';
 import { createApiKeySchema } from './schemas.ts';
+import { listPage, type Page, type PageRequest } from '../api/pagination.ts';
 import { GatewayError, validationError } from '../errors.ts';
+import { recordAdminWrite, type AdminScope } from './audit.ts';
+import { outOfScope, requireMembership, tenantInScope, visible } from './directory.ts';
+import type { LastUsedRecorder } from './last-used.ts';
+import type { RateLimits } from './policy.ts';
 
 export const KEY_PREFIX = 'aigw_sk_';
 const CACHE_PREFIX = 'apikey:';
@@ -15,8 +20,10 @@ const CACHE_PREFIX = 'apikey:';
 export interface CreateApiKeyInput {
   name: string;
   tenantId?: string;
+  organizationId?: string;
+  departmentId?: string;
   scopes?: { capabilities?: string[]; providerIds?: string[]; modelIds?: string[] };
-  rateLimits?: { requestsPerMinute?: number; requestsPerDay?: number; tokensPerDay?: number };
+  rateLimits?: RateLimits;
   expiresAt?: string;
   allowedIps?: string[];
   metadata?: Record<string, unknown>;
@@ -27,28 +34,34 @@ export interface ApiKeyRecord {
   object: 'api_key';
   name: string;
   tenantId: string;
+  organizationId: string | null;
+  departmentId: string | null;
   prefix: string;
   scopes: { capabilities: string[]; providerIds: string[]; modelIds: string[] };
-  rateLimits: CreateApiKeyInput['rateLimits'] | null;
+  rateLimits: RateLimits | null;
   expiresAt: string | null;
   allowedIps: string[];
   metadata: Record<string, unknown> | null;
   status: 'active' | 'expired' | 'revoked';
   createdAt: string;
+  revokedAt: string | null;
   lastUsedAt: string | null;
 }
 
 /** A record as cached: the hash travels with it so a lookup can be confirmed in constant time. */
 interface CachedKey {
   hash: string;
-  record: ApiKeyRecord;
+  /** null: no key has this hash (a negative entry, so guessed keys do not reach the database each time). */
+  record: ApiKeyRecord | null;
 }
 
 interface KeyRow {
-  id: string; tenant_id: string; name: string; key_hash: string; key_prefix: string;
+  id: string; tenant_id: string; organization_id: string | null; department_id: string | null;
+  name: string; key_hash: string; key_prefix: string;
   capabilities: string[]; provider_ids: string[]; model_ids: string[];
   rate_limits: ApiKeyRecord['rateLimits']; expires_at: Date | string | null; allowed_ips: string[];
-  metadata: Record<string, unknown> | null; status: ApiKeyRecord['status']; created_at: Date | string; last_used_at: Date | string | null;
+  metadata: Record<string, unknown> | null; status: ApiKeyRecord['status']; created_at: Date | string;
+  revoked_at: Date | string | null; last_used_at: Date | string | null;
 }
 
 const validateCreate = compileRequestSchema<CreateApiKeyInput>(createApiKeySchema);
@@ -68,6 +81,8 @@ function toRecord(row: KeyRow): ApiKeyRecord {
     object: 'api_key',
     name: row.name,
     tenantId: row.tenant_id,
+    organizationId: row.organization_id,
+    departmentId: row.department_id,
     prefix: row.key_prefix,
     scopes: { capabilities: row.capabilities, providerIds: row.provider_ids, modelIds: row.model_ids },
     rateLimits: row.rate_limits,
@@ -76,39 +91,44 @@ function toRecord(row: KeyRow): ApiKeyRecord {
     metadata: row.metadata,
     status: row.status,
     createdAt: iso(row.created_at)!,
+    revokedAt: iso(row.revoked_at),
     lastUsedAt: iso(row.last_used_at),
   };
 }
 
 export class ApiKeyService {
-  constructor(private readonly db: Database, private readonly kv: KV, private readonly cacheTtlMs: number) {}
+  constructor(
+    private readonly db: Database,
+    private readonly kv: KV,
+    private readonly cacheTtlMs: number,
+    /** Absent in tools that only create keys: nothing records use then. */
+    private readonly lastUsed?: LastUsedRecorder,
+  ) {}
 
   /** Validates the spec's creation fields, stores the hash, and returns the record with the key (shown once). */
-  async create(input: unknown, actor: string): Promise<ApiKeyRecord & { key: string }> {
+  async create(input: unknown, scope: AdminScope): Promise<ApiKeyRecord & { key: string }> {
     const fields = validateCreate(input);
     // Postgres text and jsonb cannot hold U+0000; refuse it as the caller's mistake, not a database failure.
     const withNul = pathsHoldingNul(fields);
     if (withNul.length > 0) throw validationError(withNul.map((path) => ({ path, message: 'must not contain the character U+0000' })));
+    const tenantId = tenantInScope(scope, fields.tenantId);
     const key = KEY_PREFIX + randomBytes(32).toString('base64url');
     const id = `key_${randomUUID()}`;
-    const tenantId = fields.tenantId ?? 'default';
     const row = await this.db.transaction(async (tx) => {
-      await this.requireTenant(tx, tenantId);
+      await requireMembership(tx, { tenantId, organizationId: fields.organizationId, departmentId: fields.departmentId });
       const [inserted] = await tx.query<KeyRow>(
-        `INSERT INTO api_keys (id, tenant_id, name, key_hash, key_prefix, capabilities, provider_ids, model_ids,
-           rate_limits, expires_at, allowed_ips, metadata)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+        `INSERT INTO api_keys (id, tenant_id, organization_id, department_id, name, key_hash, key_prefix, capabilities,
+           provider_ids, model_ids, rate_limits, expires_at, allowed_ips, metadata)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
         [
-          id, tenantId, fields.name, hashKey(key), key.slice(0, KEY_PREFIX.length + 4),
+          id, tenantId, fields.organizationId ?? null, fields.departmentId ?? null, fields.name, hashKey(key),
+          key.slice(0, KEY_PREFIX.length + 4),
           fields.scopes?.capabilities ?? ['chat'], fields.scopes?.providerIds ?? [], fields.scopes?.modelIds ?? [],
           fields.rateLimits ? JSON.stringify(fields.rateLimits) : null, fields.expiresAt ?? null,
           fields.allowedIps ?? [], fields.metadata ? JSON.stringify(fields.metadata) : null,
         ],
       );
-      await tx.query(
-        `INSERT INTO admin_audit (actor, action, target_type, target_id, details) VALUES ($1, 'create', 'api_key', $2, $3)`,
-        [actor, id, JSON.stringify({ name: fields.name, tenantId })],
-      );
+      await recordAdminWrite(tx, { actor: scope.actor, action: 'create', targetType: 'api_key', targetId: id, details: { name: fields.name, tenantId } });
       return inserted!;
     });
     return { ...toRecord(row), key };
@@ -123,10 +143,19 @@ export class ApiKeyService {
       return sameHash(entry.hash, hash) ? entry.record : null;
     }
     const [row] = await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE key_hash = $1', [hash]);
-    if (!row || !sameHash(row.key_hash, hash)) return null;
-    const record = toRecord(row);
+    const record = row && sameHash(row.key_hash, hash) ? toRecord(row) : null;
     await this.kv.set(CACHE_PREFIX + hash, JSON.stringify({ hash, record } satisfies CachedKey), this.cacheTtlMs);
     return record;
+  }
+
+  /** Notes that a key was used now; written to the database in batches, not per request. */
+  touch(record: ApiKeyRecord, at: number): void {
+    this.lastUsed?.record(record.id, at);
+  }
+
+  /** Writes the pending last-used times now (they are otherwise written every auth.lastUsedFlushIntervalMs). */
+  async flushLastUsed(): Promise<void> {
+    await this.lastUsed?.flush();
   }
 
   /** Records that an active key has passed its expiry (detected on use), and drops it from the cache. */
@@ -136,18 +165,48 @@ export class ApiKeyService {
     if (row) await this.kv.del(CACHE_PREFIX + row.key_hash);
   }
 
+  /** Revokes a key; the cache entry goes at once, so every instance sharing the KV refuses it from now on. */
+  async revoke(id: string, scope: AdminScope): Promise<ApiKeyRecord> {
+    const row = await this.db.transaction(async (tx) => {
+      const [current] = await tx.query<KeyRow>('SELECT * FROM api_keys WHERE id = $1 FOR UPDATE', [id]);
+      if (!current || !visible(scope, current.tenant_id)) throw notFound(id);
+      if (current.status === 'revoked') return current;
+      const [updated] = await tx.query<KeyRow>(
+        `UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE id = $1 RETURNING *`, [id]);
+      await recordAdminWrite(tx, { actor: scope.actor, action: 'revoke', targetType: 'api_key', targetId: id });
+      return updated!;
+    });
+    await this.kv.del(CACHE_PREFIX + row.key_hash);
+    return toRecord(row);
+  }
+
+  async get(id: string, scope: AdminScope): Promise<ApiKeyRecord> {
+    const [row] = await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [id]);
+    if (!row || !visible(scope, row.tenant_id)) throw notFound(id);
+    return toRecord(row);
+  }
+
+  async listPage(page: PageRequest, scope: AdminScope, filter: { tenantId?: string } = {}): Promise<Page<ApiKeyRecord>> {
+    const tenantId = scope.tenantId ?? filter.tenantId;
+    if (scope.tenantId && filter.tenantId && filter.tenantId !== scope.tenantId) throw outOfScope(filter.tenantId);
+    return listPage<KeyRow, ApiKeyRecord>(this.db, {
+      table: 'api_keys',
+      where: tenantId ? ['tenant_id = $1'] : [],
+      params: tenantId ? [tenantId] : [],
+      page,
+      toItem: toRecord,
+    });
+  }
+
   async list(tenantId?: string): Promise<ApiKeyRecord[]> {
     const rows = tenantId
       ? await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE tenant_id = $1 ORDER BY created_at, id', [tenantId])
       : await this.db.query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id');
     return rows.map(toRecord);
   }
-
-  private async requireTenant(tx: Queryable, tenantId: string): Promise<void> {
-    const [tenant] = await tx.query('SELECT id FROM tenants WHERE id = $1', [tenantId]);
-    if (!tenant) throw new GatewayError('VALIDATION_ERROR', `Tenant "${tenantId}" does not exist`, [{ path: '/tenantId', message: 'unknown tenant' }]);
-  }
 }
+
+const notFound = (id: string) => new GatewayError('NOT_FOUND', `No API key ${id}`, { id });
 
 function sameHash(a: string, b: string): boolean {
   return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));

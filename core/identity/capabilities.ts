@@ -1,7 +1,33 @@
-/** The capability scopes of the spec's table; `proxy` gates the provider passthrough. */
-export const CAPABILITIES = [
-  'chat', 'completions', 'embeddings', 'audio', 'tts', 'images', 'rerank', 'video-generation', 'files', 'batch',
-  'vector-stores', 'responses', 'realtime', 'usage:read', 'budget:read', 'proxy',
-] as const;
+/**
+ * The spec's capability table: which capability a key needs for which endpoints. Every endpoint declares its
+ * capability, and a test holds each declaration to this table.
+ */
+export const CAPABILITY_ENDPOINTS = {
+  chat: ['/v1/chat/completions', '/v1/messages'],
+  completions: ['/v1/completions'],
+  embeddings: ['/v1/embeddings'],
+  audio: ['/v1/audio/transcriptions', '/v1/audio/translations'],
+  tts: ['/v1/audio/speech'],
+  images: ['/v1/images/generations'],
+  rerank: ['/v1/rerank'],
+  'video-generation': ['/v1/video/generations'],
+  files: ['/v1/files'],
+  batch: ['/v1/batches'],
+  'vector-stores': ['/v1/vector_stores'],
+  responses: ['/v1/responses'],
+  realtime: ['/v1/realtime/sessions', '/v1/realtime/connect'],
+  'usage:read': ['/v1/usage'],
+  'budget:read': ['/v1/budget'],
+} as const;
 
-export type Capability = (typeof CAPABILITIES)[number];
+export type Capability = keyof typeof CAPABILITY_ENDPOINTS;
+
+export const CAPABILITIES = Object.keys(CAPABILITY_ENDPOINTS) as Capability[];
+
+/** The capability the table gives a path (a path under a listed prefix counts), or null (GET /v1/models). */
+export function capabilityFor(path: string): Capability | null {
+  for (const [capability, prefixes] of Object.entries(CAPABILITY_ENDPOINTS)) {
+    if ((prefixes as readonly string[]).some((p) => path === p || path.startsWith(`${p}/`))) return capability as Capability;
+  }
+  return null;
+}

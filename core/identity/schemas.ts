@@ -9,6 +9,8 @@ export const createApiKeySchema: JsonSchema = {
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 200 },
     tenantId: { type: 'string', minLength: 1, maxLength: 200, description: 'Tenant (deployment) the key belongs to; default "default".' },
+    organizationId: { type: 'string', minLength: 1, maxLength: 200, description: 'Organization of the tenant the key belongs to; its policy applies.' },
+    departmentId: { type: 'string', minLength: 1, maxLength: 200, description: 'Department of that organization; its policy narrows the organization\'s.' },
     scopes: {
       type: 'object', additionalProperties: false,
       properties: {
@@ -35,6 +37,8 @@ export const apiKeyRecordSchema: JsonSchema = {
     object: { type: 'string', enum: ['api_key'] },
     name: { type: 'string' },
     tenantId: { type: 'string' },
+    organizationId: { type: 'string', nullable: true },
+    departmentId: { type: 'string', nullable: true },
     prefix: { type: 'string', description: 'The first characters of the key, to recognise it.' },
     scopes: {
       type: 'object',
@@ -50,7 +54,36 @@ export const apiKeyRecordSchema: JsonSchema = {
     metadata: { type: 'object', nullable: true },
     status: { type: 'string', enum: ['active', 'expired', 'revoked'] },
     createdAt: { type: 'string' },
-    lastUsedAt: { type: 'string', nullable: true },
+    revokedAt: { type: 'string', nullable: true },
+    lastUsedAt: { type: 'string', nullable: true, description: 'Recorded in batches: it may lag real use by auth.lastUsedFlushIntervalMs.' },
     key: { type: 'string', description: 'The plaintext key: present only in the creation response.' },
+  },
+};
+
+const name: JsonSchema = { type: 'string', minLength: 1, maxLength: 200 };
+
+export const createTenantSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, required: ['id', 'name'],
+  properties: {
+    id: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,62}$', description: 'Lower-case letters, digits, _ and -; up to 63 characters.' },
+    name,
+  },
+};
+
+export const createOrganizationSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, required: ['name'],
+  properties: { name, tenantId: { ...name, description: 'Default: the admin\'s own tenant, else "default".' } },
+};
+
+export const createDepartmentSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, required: ['name', 'organizationId'],
+  properties: { name, organizationId: name },
+};
+
+export const jwtRevocationSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, required: ['jti'],
+  properties: {
+    jti: { type: 'string', minLength: 1, maxLength: 256, description: 'The token id to refuse from now on.' },
+    expiresAt: { type: 'string', format: 'date-time', description: 'The token\'s own expiry; the entry can be forgotten after it. Default: kept for good.' },
   },
 };

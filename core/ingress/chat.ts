@@ -4,7 +4,7 @@ import type { ChatCompletionChunk, ChatCompletionRequest } from '../canonical/ch
 import { renderError, toGatewayError, validationError } from '../errors.ts';
 import { encodeSse } from '../streaming/sse.ts';
 import { compileRequestSchema } from '../validation.ts';
-import type { EndpointDefinition } from './endpoint.ts';
+import type { DispatchEndpoint } from './endpoint.ts';
 import { chatCompletionChunkSchema, chatCompletionSchema, chatRequestSchema } from './schemas/chat.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
 
@@ -51,7 +51,8 @@ async function* chatEvents(chunks: AsyncIterable<ChatCompletionChunk>, includeUs
   }
 }
 
-export const chatCompletionsEndpoint: EndpointDefinition = {
+export const chatCompletionsEndpoint: DispatchEndpoint = {
+  kind: 'dispatch',
   method: 'POST',
   path: '/v1/chat/completions',
   capability: 'chat',

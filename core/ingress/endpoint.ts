@@ -1,13 +1,16 @@
 /**
- * A data-plane endpoint: its route, the capability it needs, how its body is validated and turned into a
- * canonical request, and how the canonical answer goes back on the wire. Pipelines are attached per endpoint.
+ * A data-plane endpoint: its route, the capability it needs and its error envelope. A dispatch endpoint turns
+ * its body into a canonical request for the dispatcher and writes the canonical answer back; a local endpoint
+ * (GET /v1/models, ...) answers itself at the end of its pipeline. Pipelines are attached per endpoint.
  */
 import type { CanonicalRequest } from '../canonical/chat.ts';
 import type { JsonSchema } from '../config/schema.ts';
+import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
+import type { RoutingTable } from '../dispatch/routing.ts';
 import type { ErrorEnvelope } from '../errors.ts';
-import type { GatewayContext } from '../pipeline/context.ts';
+import type { GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
 
-export interface EndpointDefinition {
+interface EndpointBase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   /** The capability a key needs, or null (GET /v1/models). */
@@ -19,8 +22,28 @@ export interface EndpointDefinition {
   requestSchema?: JsonSchema;
   /** Response schemas by status, for /openapi.json. */
   responses: Record<string, { description: string; schema?: JsonSchema; contentType?: string }>;
+}
+
+export interface DispatchEndpoint extends EndpointBase {
+  kind: 'dispatch';
   /** Validated body -> canonical request (throws VALIDATION_ERROR for rules a schema cannot say). */
   parse(body: unknown): CanonicalRequest;
   /** Writes the canonical answer (gw.result or gw.stream, already tapped) in this endpoint's wire format. */
   respond(ctx: GatewayContext): void;
 }
+
+/** What local endpoints may use to answer. */
+export interface LocalEndpointDeps {
+  routing: RoutingTable;
+  providers: ProviderRegistry;
+  /** When the configuration was loaded (ms since the epoch). */
+  loadedAt: number;
+}
+
+export interface LocalEndpoint extends EndpointBase {
+  kind: 'local';
+  /** The last step of the pipeline: sets the response itself. */
+  handler(deps: LocalEndpointDeps): GatewayMiddleware;
+}
+
+export type EndpointDefinition = DispatchEndpoint | LocalEndpoint;

@@ -4,16 +4,25 @@
 import type { Next, ParameterizedContext } from 'koa';
 import type { CanonicalRequest, ChatCompletion, ChatCompletionChunk, Usage } from '../canonical/chat.ts';
 import type { GatewayError } from '../errors.ts';
+import type { EffectivePolicy, RateLimits } from '../identity/policy.ts';
 import type { EndpointDefinition } from '../ingress/endpoint.ts';
 
 export interface Caller {
-  kind: 'api_key' | 'jwt' | 'admin';
+  kind: 'api_key' | 'jwt';
   /** The key id or the JWT subject. */
   id: string;
   tenantId: string;
   organizationId: string | null;
   departmentId: string | null;
   capabilities: readonly string[];
+  /** The key's address allow-list (single addresses and CIDR ranges); empty means unrestricted. */
+  allowedIps: readonly string[];
+  /** The key's own limits, for the ratelimit plugin; null for JWT callers and keys without limits. */
+  rateLimits: RateLimits | null;
+  /** The JWT's role claim (`admin` may use /admin/v1); null for API keys. */
+  role: string | null;
+  /** The organization's policy narrowed by the department's: model allow-lists, overrides, rate limits. */
+  policy: EffectivePolicy;
 }
 
 export interface ResolvedTarget {
@@ -48,6 +57,11 @@ export interface GatewayState {
   readonly startedAt: number;
   /** Aborted when the client goes away before the answer is complete. */
   readonly signal: AbortSignal;
+  /**
+   * The caller's address: the socket peer, or with server.trustProxy the rightmost X-Forwarded-For hop that is
+   * not a trusted proxy. IPv4-mapped IPv6 addresses are given as their IPv4 host.
+   */
+  readonly clientIp: string;
   caller?: Caller;
   /** Reads, parses and validates the body the first time it is called; later calls return the same request. */
   request(): Promise<CanonicalRequest>;

@@ -9,6 +9,8 @@ import type { Database } from '../store/database.ts';
 import type { KV } from '../store/kv.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
 import type { ApiKeyService } from '../identity/api-keys.ts';
+import type { Authenticator } from '../identity/authenticate.ts';
+import type { Directory } from '../identity/directory.ts';
 import type { GatewayMiddleware } from './context.ts';
 
 export interface Clock {
@@ -24,6 +26,10 @@ export interface PluginServices {
   clock: Clock;
   providers: ProviderRegistry;
   apiKeys: ApiKeyService;
+  /** Tenants, organizations, departments and their policies. */
+  directory: Directory;
+  /** Turns a presented credential into a Caller (or a 401/403 GatewayError). */
+  authenticator: Authenticator;
   /** Runs at shutdown after in-flight requests finish and before the stores close (flush buffers here). */
   onClose(hook: () => Promise<void>): void;
 }

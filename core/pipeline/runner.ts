@@ -3,9 +3,10 @@
  * out), the pipeline's plugins in their configured order, and the dispatcher last.
  */
 import type { Context } from 'koa';
-import type { GatewayConfig, PipelineConfig } from '../config/types.ts';
+import type { GatewayConfig, PipelineConfig, ServerConfig } from '../config/types.ts';
 import { DEFAULT_PIPELINE } from '../config/semantics.ts';
 import { GatewayError } from '../errors.ts';
+import { clientAddress, compileAddressList } from '../identity/addresses.ts';
 import type { EndpointDefinition } from '../ingress/endpoint.ts';
 import { jsonBodyReader } from '../ingress/body.ts';
 import type { Logger } from '../logger.ts';
@@ -15,7 +16,11 @@ import type { PluginRegistry } from './registry.ts';
 import { tapStream } from './stream-tap.ts';
 
 /** When pipelines.yaml declares no `default` pipeline, unnamed routes still require a credential. */
-const IMPLICIT_DEFAULT: PipelineConfig = { name: DEFAULT_PIPELINE, routes: [], plugins: [{ name: 'auth', config: {} }] };
+const IMPLICIT_DEFAULT: PipelineConfig = {
+  name: DEFAULT_PIPELINE,
+  routes: [],
+  plugins: [{ name: 'auth', config: {} }, { name: 'ip-allow', config: {} }],
+};
 
 export function pipelineForRoute(config: GatewayConfig, path: string): PipelineConfig {
   return config.pipelines.find((p) => p.routes.includes(path))
@@ -58,20 +63,29 @@ function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
+export type ClientIpResolver = (ctx: Context) => string;
+
+/** gw.clientIp for every request; the trusted-proxy list is compiled here, once. */
+export function clientIpResolver(server: ServerConfig): ClientIpResolver {
+  const trust = { trustProxy: server.trustProxy, isTrustedProxy: compileAddressList(server.trustedProxies) };
+  return (ctx) => clientAddress(ctx.req.socket.remoteAddress ?? '', ctx.get('x-forwarded-for') || undefined, trust);
+}
+
 /** The first middleware of every data-plane route. */
-export function routeEntry(endpoint: EndpointDefinition, pipeline: string, bodyLimitBytes: number, logger: Logger): GatewayMiddleware {
+export function routeEntry(endpoint: EndpointDefinition, pipeline: string, bodyLimitBytes: number, logger: Logger, clientIp: ClientIpResolver): GatewayMiddleware {
   const readBody = jsonBodyReader(endpoint.bodyLimitBytes ?? bodyLimitBytes);
   return async (ctx, next) => {
-    const gw = createState(ctx, endpoint, pipeline, readBody);
+    const gw = createState(ctx, endpoint, pipeline, readBody, clientIp(ctx));
     ctx.state.gw = gw;
     await next();
+    if (endpoint.kind === 'local') return; // its handler has answered
     if (gw.stream && gw.taps.length > 0) gw.stream = tapStream(gw.stream, gw.taps, gw.signal, logger);
     if (!gw.stream && !gw.result) throw new GatewayError('INTERNAL_ERROR', 'The pipeline produced no answer');
     endpoint.respond(ctx);
   };
 }
 
-function createState(ctx: GatewayContext, endpoint: EndpointDefinition, pipeline: string, readBody: (ctx: Context) => Promise<unknown>): GatewayState {
+function createState(ctx: GatewayContext, endpoint: EndpointDefinition, pipeline: string, readBody: (ctx: Context) => Promise<unknown>, clientIp: string): GatewayState {
   const controller = new AbortController();
   ctx.res.once('close', () => {
     if (!ctx.res.writableFinished) controller.abort();
@@ -84,11 +98,13 @@ function createState(ctx: GatewayContext, endpoint: EndpointDefinition, pipeline
     pipeline,
     startedAt: performance.now(),
     signal: controller.signal,
+    clientIp,
     taps,
     tap: (observer) => {
       taps.push(observer);
     },
     request: () => {
+      if (endpoint.kind !== 'dispatch') return Promise.reject(new GatewayError('INTERNAL_ERROR', `${endpoint.path} takes no request body`));
       parsed ??= readBody(ctx).then((body) => {
         const request = endpoint.parse(body);
         gw.canonical = request;

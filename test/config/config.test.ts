@@ -166,7 +166,7 @@ describe('environment references', () => {
 
 describe('plugins in pipelines', () => {
   test('the plugin registry holds the built-ins', () => {
-    assert.equal(KNOWN_PLUGINS, 'auth');
+    assert.equal(KNOWN_PLUGINS, 'auth, ip-allow');
   });
 
   test('an unknown plugin name', async () => {
@@ -319,7 +319,7 @@ describe('semantic errors', () => {
   });
 
   test('an unknown route', async () => {
-    assert.equal(KNOWN_ROUTES, '/v1/chat/completions');
+    assert.equal(KNOWN_ROUTES, '/v1/chat/completions, /v1/models');
     await oneIssue(edit(MINIMAL, 'routes: [/v1/chat/completions]', 'routes: [/v1/chat/completions, /v1/embeddings]'), {
       pointer: '/pipelines/0/routes/1',
       message: `unknown route "/v1/embeddings" (known: ${KNOWN_ROUTES})`,
@@ -392,7 +392,7 @@ describe('loadConfig', () => {
     assert.equal(config.providers.openai?.baseUrl, 'https://api.openai.com/v1');
     assert.equal(config.providers.openai?.apiKey, '');
     assert.deepEqual(config.models.map((m) => m.id), ['gpt-4o-mini', 'gpt-4o']);
-    assert.deepEqual(config.pipelines, [{ name: 'chat', routes: ['/v1/chat/completions'], plugins: [{ name: 'auth', config: {} }] }]);
+    assert.deepEqual(config.pipelines, [{ name: 'chat', routes: ['/v1/chat/completions'], plugins: [{ name: 'auth', config: {} }, { name: 'ip-allow', config: {} }] }]);
     assert.equal(config.storage.dataDir, join(REPO_ROOT, 'data'));
   });
 
@@ -498,7 +498,7 @@ pipelines:
 
     test('unknown plugin errors list it among the known ones', async () => {
       const err = await errorHere(config('./hello.mjs', '- helo'));
-      assert.equal(err.message, `${DISPLAY}:13:9 /pipelines/0/plugins/1: unknown plugin "helo" (known: auth, hello)`);
+      assert.equal(err.message, `${DISPLAY}:13:9 /pipelines/0/plugins/1: unknown plugin "helo" (known: auth, ip-allow, hello)`);
     });
 
     test('a config that breaks its own schema', async () => {

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { GatewayError } from '../../core/errors.ts';
 import { ApiKeyService, hashKey, KEY_PREFIX } from '../../core/identity/api-keys.ts';
+import { FULL_ADMIN } from '../../core/identity/audit.ts';
 import { openDatabase, type Database } from '../../core/store/database.ts';
 import { openKv, type KV } from '../../core/store/kv.ts';
 import { migrate } from '../../core/store/migrate.ts';
@@ -54,7 +55,7 @@ function apiKeySuite(name: string, open: () => Promise<Stores>): void {
     });
 
     test('create returns a 256-bit aigw_sk_ key with the defaults', async () => {
-      const created = await keys.create({ name: 'first' }, 'tester');
+      const created = await keys.create({ name: 'first' }, FULL_ADMIN('tester'));
       assert.ok(created.key.startsWith('aigw_sk_'));
       assert.equal(KEY_PREFIX, 'aigw_sk_');
       const random = created.key.slice(KEY_PREFIX.length);
@@ -74,13 +75,13 @@ function apiKeySuite(name: string, open: () => Promise<Stores>): void {
       assert.deepEqual(created.allowedIps, []);
       assert.ok(!Number.isNaN(Date.parse(created.createdAt)));
 
-      const other = await keys.create({ name: 'second' }, 'tester');
+      const other = await keys.create({ name: 'second' }, FULL_ADMIN('tester'));
       assert.notEqual(other.key, created.key);
       assert.notEqual(other.id, created.id);
     });
 
     test('the database holds only the SHA-256 of the key, never the key', async () => {
-      const created = await keys.create({ name: 'secret', metadata: { note: 'x' } }, 'tester');
+      const created = await keys.create({ name: 'secret', metadata: { note: 'x' } }, FULL_ADMIN('tester'));
       const expected = createHash('sha256').update(created.key).digest('hex');
       assert.equal(hashKey(created.key), expected);
       const [row] = await db.query<{ key_hash: string; key_prefix: string }>('SELECT key_hash, key_prefix FROM api_keys WHERE id = $1', [created.id]);
@@ -99,7 +100,7 @@ function apiKeySuite(name: string, open: () => Promise<Stores>): void {
     });
 
     test('lookup returns the record; a wrong key returns null', async () => {
-      const created = await keys.create({ name: 'lookup me', scopes: { capabilities: ['chat', 'embeddings'] } }, 'tester');
+      const created = await keys.create({ name: 'lookup me', scopes: { capabilities: ['chat', 'embeddings'] } }, FULL_ADMIN('tester'));
       const found = await keys.lookup(created.key);
       const { key: _plaintext, ...record } = created;
       assert.deepEqual(found, record);
@@ -113,7 +114,7 @@ function apiKeySuite(name: string, open: () => Promise<Stores>): void {
     });
 
     test('a second lookup is served from the KV until its entry is deleted', async () => {
-      const created = await keys.create({ name: 'old name' }, 'tester');
+      const created = await keys.create({ name: 'old name' }, FULL_ADMIN('tester'));
       assert.equal((await keys.lookup(created.key))?.name, 'old name');
       assert.ok(await kv.get('apikey:' + hashKey(created.key)), 'the first lookup filled the cache');
 
@@ -126,7 +127,7 @@ function apiKeySuite(name: string, open: () => Promise<Stores>): void {
 
     test('the cache entry expires after cacheTtlMs', async () => {
       const shortLived = new ApiKeyService(db, kv, 200);
-      const created = await shortLived.create({ name: 'ttl' }, 'tester');
+      const created = await shortLived.create({ name: 'ttl' }, FULL_ADMIN('tester'));
       await shortLived.lookup(created.key);
       assert.ok(await kv.get('apikey:' + hashKey(created.key)));
       await new Promise((resolve) => setTimeout(resolve, 400));
@@ -141,7 +142,7 @@ function apiKeySuite(name: string, open: () => Promise<Stores>): void {
         expiresAt: '2099-01-02T03:04:05.000Z',
         allowedIps: ['10.0.0.0/8'],
         metadata: { team: 'ml', nested: { a: [1, 2] } },
-      }, 'tester');
+      }, FULL_ADMIN('tester'));
       assert.deepEqual(created.scopes, { capabilities: ['chat', 'embeddings'], providerIds: ['openai'], modelIds: ['gpt-4o-mini'] });
       assert.deepEqual(created.rateLimits, { requestsPerMinute: 60, requestsPerDay: 1000, tokensPerDay: 100_000 });
       assert.equal(created.expiresAt, '2099-01-02T03:04:05.000Z');
@@ -152,50 +153,50 @@ function apiKeySuite(name: string, open: () => Promise<Stores>): void {
     });
 
     test('a name of 200 characters is accepted', async () => {
-      const created = await keys.create({ name: 'n'.repeat(200) }, 'tester');
+      const created = await keys.create({ name: 'n'.repeat(200) }, FULL_ADMIN('tester'));
       assert.equal(created.name.length, 200);
     });
 
     test('creation validation: empty and over-long names', async () => {
-      await assert.rejects(keys.create({ name: '' }, 'tester'), (err) => assertValidationError(err, '/name'));
-      await assert.rejects(keys.create({ name: 'n'.repeat(201) }, 'tester'), (err) => assertValidationError(err, '/name'));
-      await assert.rejects(keys.create({}, 'tester'), (err) => assertValidationError(err, '/name'));
-      await assert.rejects(keys.create({ name: 42 }, 'tester'), (err) => assertValidationError(err, '/name'));
+      await assert.rejects(keys.create({ name: '' }, FULL_ADMIN('tester')), (err) => assertValidationError(err, '/name'));
+      await assert.rejects(keys.create({ name: 'n'.repeat(201) }, FULL_ADMIN('tester')), (err) => assertValidationError(err, '/name'));
+      await assert.rejects(keys.create({}, FULL_ADMIN('tester')), (err) => assertValidationError(err, '/name'));
+      await assert.rejects(keys.create({ name: 42 }, FULL_ADMIN('tester')), (err) => assertValidationError(err, '/name'));
     });
 
     test('creation validation: unknown capability, unknown fields, bad types', async () => {
-      await assert.rejects(keys.create({ name: 'x', scopes: { capabilities: ['teleport'] } }, 'tester'),
+      await assert.rejects(keys.create({ name: 'x', scopes: { capabilities: ['teleport'] } }, FULL_ADMIN('tester')),
         (err) => assertValidationError(err, '/scopes/capabilities/0'));
-      await assert.rejects(keys.create({ name: 'x', surprise: true }, 'tester'), (err) => assertValidationError(err, '/surprise'));
-      await assert.rejects(keys.create({ name: 'x', rateLimits: { requestsPerMinute: 0 } }, 'tester'),
+      await assert.rejects(keys.create({ name: 'x', surprise: true }, FULL_ADMIN('tester')), (err) => assertValidationError(err, '/surprise'));
+      await assert.rejects(keys.create({ name: 'x', rateLimits: { requestsPerMinute: 0 } }, FULL_ADMIN('tester')),
         (err) => assertValidationError(err, '/rateLimits/requestsPerMinute'));
-      await assert.rejects(keys.create({ name: 'x', expiresAt: 'tomorrow' }, 'tester'), (err) => assertValidationError(err, '/expiresAt'));
-      await assert.rejects(keys.create(null, 'tester'), (err) => assertValidationError(err));
-      await assert.rejects(keys.create('name', 'tester'), (err) => assertValidationError(err));
+      await assert.rejects(keys.create({ name: 'x', expiresAt: 'tomorrow' }, FULL_ADMIN('tester')), (err) => assertValidationError(err, '/expiresAt'));
+      await assert.rejects(keys.create(null, FULL_ADMIN('tester')), (err) => assertValidationError(err));
+      await assert.rejects(keys.create('name', FULL_ADMIN('tester')), (err) => assertValidationError(err));
     });
 
     test('creation validation: unknown tenantId, and nothing is written', async () => {
       const before = await db.query<{ n: number }>('SELECT (SELECT count(*) FROM api_keys)::int + (SELECT count(*) FROM admin_audit)::int AS n');
-      await assert.rejects(keys.create({ name: 'x', tenantId: 'ghost' }, 'tester'), (err) => assertValidationError(err, '/tenantId'));
+      await assert.rejects(keys.create({ name: 'x', tenantId: 'ghost' }, FULL_ADMIN('tester')), (err) => assertValidationError(err, '/tenantId'));
       const afterwards = await db.query<{ n: number }>('SELECT (SELECT count(*) FROM api_keys)::int + (SELECT count(*) FROM admin_audit)::int AS n');
       assert.deepEqual(afterwards, before);
     });
 
     test('a key can belong to another existing tenant', async () => {
       await db.query('INSERT INTO tenants (id, name) VALUES ($1, $2)', ['acme', 'Acme']);
-      const created = await keys.create({ name: 'acme key', tenantId: 'acme' }, 'tester');
+      const created = await keys.create({ name: 'acme key', tenantId: 'acme' }, FULL_ADMIN('tester'));
       assert.equal(created.tenantId, 'acme');
       assert.deepEqual((await keys.list('acme')).map((k) => k.id), [created.id]);
     });
 
     test('a name or metadata holding U+0000 is a VALIDATION_ERROR, not a database error', async () => {
       // Postgres text and jsonb cannot hold NUL: the schema accepts it, so the service must reject it itself.
-      await assert.rejects(keys.create({ name: 'a\u0000b' }, 'tester'), (err) => assertValidationError(err));
-      await assert.rejects(keys.create({ name: 'x', metadata: { note: '\u0000' } }, 'tester'), (err) => assertValidationError(err));
+      await assert.rejects(keys.create({ name: 'a\u0000b' }, FULL_ADMIN('tester')), (err) => assertValidationError(err));
+      await assert.rejects(keys.create({ name: 'x', metadata: { note: '\u0000' } }, FULL_ADMIN('tester')), (err) => assertValidationError(err));
     });
 
     test('an admin_audit row records the creation with its actor', async () => {
-      const created = await keys.create({ name: 'audited' }, 'admin-token');
+      const created = await keys.create({ name: 'audited' }, FULL_ADMIN('admin-token'));
       const rows = await db.query<{ actor: string; action: string; target_type: string; target_id: string; details: unknown; at: unknown }>(
         'SELECT actor, action, target_type, target_id, details, at FROM admin_audit WHERE target_id = $1', [created.id]);
       assert.equal(rows.length, 1);
@@ -208,7 +209,7 @@ function apiKeySuite(name: string, open: () => Promise<Stores>): void {
     });
 
     test('markExpired sets status expired and clears the cache entry', async () => {
-      const created = await keys.create({ name: 'expiring' }, 'tester');
+      const created = await keys.create({ name: 'expiring' }, FULL_ADMIN('tester'));
       const record = await keys.lookup(created.key);
       assert.ok(record);
       const cacheKey = 'apikey:' + hashKey(created.key);
@@ -226,7 +227,7 @@ function apiKeySuite(name: string, open: () => Promise<Stores>): void {
     });
 
     test('markExpired leaves a revoked key revoked', async () => {
-      const created = await keys.create({ name: 'revoked' }, 'tester');
+      const created = await keys.create({ name: 'revoked' }, FULL_ADMIN('tester'));
       await db.query(`UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE id = $1`, [created.id]);
       const record = await keys.lookup(created.key);
       assert.equal(record?.status, 'revoked');

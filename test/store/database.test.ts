@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { ApiKeyService } from '../../core/identity/api-keys.ts';
+import { FULL_ADMIN } from '../../core/identity/audit.ts';
 import { openDatabase, type Database } from '../../core/store/database.ts';
 import { MemoryKv } from '../../core/store/memory-kv.ts';
 import { migrate, type MigrationResult } from '../../core/store/migrate.ts';
@@ -17,7 +18,8 @@ import { freshDataDir } from '../helpers/data-dir.ts';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
 const NO_POSTGRES = DATABASE_URL ? false : 'TEST_DATABASE_URL not set';
-const FOUNDATION = '0001_foundation';
+const MIGRATIONS = ['0001_foundation', '0002_identity'];
+const LATEST = MIGRATIONS.at(-1)!;
 
 function newSchema(): string {
   return 'aigw_test_' + randomUUID().replace(/-/g, '');
@@ -69,21 +71,21 @@ function databaseSuite(name: string, open: () => Promise<Database>): void {
       await db.close();
     });
 
-    test('migrate applies 0001 on an empty database', async () => {
+    test('migrate applies every migration on an empty database', async () => {
       const result = await firstMigrate();
-      assert.deepEqual(result.applied, [FOUNDATION]);
-      assert.equal(result.current, FOUNDATION);
+      assert.deepEqual(result.applied, MIGRATIONS);
+      assert.equal(result.current, LATEST);
       const rows = await db.query<{ version: string }>('SELECT version FROM aigw_schema_migrations');
-      assert.deepEqual(rows.map((r) => r.version), [FOUNDATION]);
+      assert.deepEqual(rows.map((r) => r.version), MIGRATIONS);
     });
 
     test('a second migrate applies nothing', async () => {
       await firstMigrate();
       const again = await migrate(db);
       assert.deepEqual(again.applied, []);
-      assert.equal(again.current, FOUNDATION);
+      assert.equal(again.current, LATEST);
       const [count] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM aigw_schema_migrations');
-      assert.equal(count?.n, 1);
+      assert.equal(count?.n, MIGRATIONS.length);
     });
 
     test('the default tenant exists', async () => {
@@ -122,7 +124,7 @@ function databaseSuite(name: string, open: () => Promise<Database>): void {
           rateLimits: { requestsPerMinute: 10, tokensPerDay: 1000 },
           allowedIps: ['10.0.0.0/8', '::1'],
           metadata,
-        }, 'tester');
+        }, FULL_ADMIN('tester'));
         const [row] = await db.query<Record<string, unknown>>('SELECT * FROM api_keys WHERE id = $1', [created.id]);
         assert.ok(row);
         assert.deepEqual(row.capabilities, ['chat', 'embeddings']);
@@ -132,7 +134,7 @@ function databaseSuite(name: string, open: () => Promise<Database>): void {
         assert.deepEqual(row.rate_limits, { requestsPerMinute: 10, tokensPerDay: 1000 });
         assert.deepEqual(row.metadata, metadata);
         // Defaults of empty arrays come back as arrays too.
-        const plain = await keys.create({ name: 'defaults' }, 'tester');
+        const plain = await keys.create({ name: 'defaults' }, FULL_ADMIN('tester'));
         const [plainRow] = await db.query<Record<string, unknown>>('SELECT * FROM api_keys WHERE id = $1', [plain.id]);
         assert.deepEqual(plainRow?.capabilities, ['chat']);
         assert.deepEqual(plainRow?.provider_ids, []);
@@ -213,7 +215,7 @@ describe('Database contract: postgres', { skip: NO_POSTGRES }, () => {
 });
 
 describe('postgres only', { skip: NO_POSTGRES }, () => {
-  test('two instances migrating the same fresh schema at once both succeed, and 0001 is recorded once', async () => {
+  test('two instances migrating the same fresh schema at once both succeed, and each migration is recorded once', async () => {
     const schema = newSchema();
     schemas.push(schema);
     const options = { databaseUrl: DATABASE_URL!, dataDir: '', schema, onNoVector: () => {} };
@@ -222,11 +224,11 @@ describe('postgres only', { skip: NO_POSTGRES }, () => {
     try {
       const [ra, rb] = await Promise.all([migrate(a), migrate(b)]);
       // Exactly one of them applied it; both report the same current version.
-      assert.deepEqual([...ra.applied, ...rb.applied], [FOUNDATION]);
-      assert.equal(ra.current, FOUNDATION);
-      assert.equal(rb.current, FOUNDATION);
+      assert.deepEqual([...ra.applied, ...rb.applied], MIGRATIONS);
+      assert.equal(ra.current, LATEST);
+      assert.equal(rb.current, LATEST);
       const [count] = await a.query<{ n: number }>('SELECT count(*)::int AS n FROM aigw_schema_migrations');
-      assert.equal(count?.n, 1);
+      assert.equal(count?.n, MIGRATIONS.length);
       const tenants = await b.query<{ id: string }>('SELECT id FROM tenants');
       assert.deepEqual(tenants.map((t) => t.id), ['default']);
     } finally {
@@ -248,7 +250,7 @@ describe('postgres only', { skip: NO_POSTGRES }, () => {
         const failures = opened.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
         assert.deepEqual(failures, [], `round ${round}: concurrent openDatabase on schema ${schema} failed`);
         const results = await Promise.all(dbs.map((db) => migrate(db)));
-        assert.deepEqual(results.flatMap((r) => r.applied), [FOUNDATION]);
+        assert.deepEqual(results.flatMap((r) => r.applied), MIGRATIONS);
       } finally {
         for (const db of dbs) await db.close();
       }
@@ -263,7 +265,7 @@ describe('postgres only', { skip: NO_POSTGRES }, () => {
       await migrate(db);
       const rows = await db.query<{ table_name: string }>(
         `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [schema]);
-      assert.deepEqual(rows.map((r) => r.table_name), ['admin_audit', 'aigw_schema_migrations', 'api_keys', 'tenants']);
+      assert.deepEqual(rows.map((r) => r.table_name), ['admin_audit', 'aigw_schema_migrations', 'api_keys', 'departments', 'jwt_revocations', 'organizations', 'tenants']);
     } finally {
       await db.close();
     }
@@ -283,7 +285,7 @@ describe('postgres only', { skip: NO_POSTGRES }, () => {
       }
       // The database still works either way.
       await db.ping();
-      assert.deepEqual((await migrate(db)).applied, [FOUNDATION]);
+      assert.deepEqual((await migrate(db)).applied, MIGRATIONS);
     } finally {
       await db.close();
     }

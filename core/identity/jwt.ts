@@ -1,0 +1,113 @@
+/**
+ * Session JWTs: HS256 only (the algorithm is pinned, so `none` and asymmetric algorithms are refused), with
+ * the claims sub, tenantId, type = access and jti all required, and a revocation blocklist in the KV that
+ * every request checks. The database keeps the blocklist's durable copy.
+ */
+import { errors, jwtVerify } from 'jose';
+import { GatewayError } from '../errors.ts';
+import type { Database } from '../store/database.ts';
+import type { KV } from '../store/kv.ts';
+import { compileRequestSchema } from '../validation.ts';
+import { recordAdminWrite, type AdminScope } from './audit.ts';
+import { jwtRevocationSchema } from './schemas.ts';
+
+export interface JwtIdentity {
+  sub: string;
+  tenantId: string;
+  jti: string;
+  role: string | null;
+  organizationId: string | null;
+  departmentId: string | null;
+}
+
+const revokedKey = (jti: string) => `jwt:revoked:${jti}`;
+
+const invalid = (message: string, reason: string) => new GatewayError('AUTH_INVALID_TOKEN', message, { reason });
+
+function stringClaim(payload: Record<string, unknown>, name: string, required: boolean): string | null {
+  const value = payload[name];
+  if (value === undefined && !required) return null;
+  if (typeof value !== 'string' || value === '') throw invalid(`JWT claim "${name}" must be a non-empty string`, `claim_${name}`);
+  return value;
+}
+
+export class JwtVerifier {
+  private readonly key: Uint8Array;
+
+  constructor(secret: string, private readonly kv: KV, private readonly now: () => number, private readonly clockToleranceSeconds: number) {
+    this.key = new TextEncoder().encode(secret);
+  }
+
+  /** The identity in a valid, unexpired, unrevoked access token; otherwise a 401 GatewayError. */
+  async verify(token: string): Promise<JwtIdentity> {
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(token, this.key, {
+        algorithms: ['HS256'],
+        currentDate: new Date(this.now()),
+        clockTolerance: this.clockToleranceSeconds,
+      }));
+    } catch (err) {
+      if (err instanceof errors.JWTExpired) throw new GatewayError('AUTH_TOKEN_EXPIRED', 'JWT has expired');
+      throw invalid('JWT is invalid or malformed', err instanceof errors.JOSEError ? err.code : 'malformed');
+    }
+    const identity: JwtIdentity = {
+      sub: stringClaim(payload, 'sub', true)!,
+      tenantId: stringClaim(payload, 'tenantId', true)!,
+      jti: stringClaim(payload, 'jti', true)!,
+      role: stringClaim(payload, 'role', false),
+      organizationId: stringClaim(payload, 'organizationId', false),
+      departmentId: stringClaim(payload, 'departmentId', false),
+    };
+    if (payload.type !== 'access') throw invalid('JWT claim "type" must be "access"', 'claim_type');
+    if ((await this.kv.get(revokedKey(identity.jti))) !== null) throw invalid('JWT has been revoked', 'revoked');
+    return identity;
+  }
+}
+
+export interface JwtRevocation {
+  object: 'jwt_revocation';
+  jti: string;
+  expiresAt: string | null;
+  revokedAt: string;
+}
+
+const validateRevocation = compileRequestSchema<{ jti: string; expiresAt?: string }>(jwtRevocationSchema);
+
+export class JwtRevocations {
+  constructor(private readonly db: Database, private readonly kv: KV, private readonly now: () => number) {}
+
+  async revoke(input: unknown, scope: AdminScope): Promise<JwtRevocation> {
+    const fields = validateRevocation(input);
+    const row = await this.db.transaction(async (tx) => {
+      const [saved] = await tx.query<{ jti: string; expires_at: Date | string | null; revoked_at: Date | string }>(
+        `INSERT INTO jwt_revocations (jti, tenant_id, expires_at) VALUES ($1, $2, $3)
+         ON CONFLICT (jti) DO UPDATE SET expires_at = EXCLUDED.expires_at RETURNING *`,
+        [fields.jti, scope.tenantId, fields.expiresAt ?? null]);
+      await recordAdminWrite(tx, { actor: scope.actor, action: 'revoke', targetType: 'jwt', targetId: fields.jti });
+      return saved!;
+    });
+    await this.block(fields.jti, row.expires_at);
+    return {
+      object: 'jwt_revocation',
+      jti: row.jti,
+      expiresAt: row.expires_at === null ? null : new Date(row.expires_at).toISOString(),
+      revokedAt: new Date(row.revoked_at).toISOString(),
+    };
+  }
+
+  /** Copies the durable blocklist into the KV at start: an in-memory KV begins empty. */
+  async load(): Promise<number> {
+    const rows = await this.db.query<{ jti: string; expires_at: Date | string | null }>(
+      'SELECT jti, expires_at FROM jwt_revocations WHERE expires_at IS NULL OR expires_at > now()');
+    for (const row of rows) await this.block(row.jti, row.expires_at);
+    return rows.length;
+  }
+
+  private async block(jti: string, expiresAt: Date | string | null): Promise<void> {
+    if (expiresAt === null) return this.kv.set(revokedKey(jti), '1');
+    const ttl = new Date(expiresAt).getTime() - this.now();
+    // A token past its expiry is refused as expired anyway; keep the entry a minute for clock skew.
+    await this.kv.set(revokedKey(jti), '1', Math.max(ttl, 0) + 60_000);
+  }
+}

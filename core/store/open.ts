@@ -1,0 +1,52 @@
+/**
+ * Opens the stores a config names: the embedded database under its data-folder lock (or Postgres), migrated
+ * when asked, and the KV. `close()` releases all of it, in reverse order; a failure half way releases what opened.
+ */
+import type { GatewayConfig } from '../config/types.ts';
+import { DataDirLock } from './data-dir-lock.ts';
+import { openDatabase, type Database } from './database.ts';
+import { openKv, type KV } from './kv.ts';
+import { migrate } from './migrate.ts';
+
+export interface Stores {
+  db: Database;
+  kv: KV;
+  /** Held while the embedded database is open; absent with DATABASE_URL. */
+  lock: DataDirLock | undefined;
+  close(): Promise<void>;
+}
+
+export interface OpenStoresOptions {
+  migrate: boolean;
+  /** Tests: the Postgres schema and the KV key prefix of this run. */
+  dbSchema?: string;
+  kvPrefix?: string;
+  onNoVector?: (reason: string) => void;
+  onCloseError?: (err: unknown) => void;
+}
+
+export async function openStores(config: GatewayConfig, options: OpenStoresOptions): Promise<Stores> {
+  const { storage } = config;
+  const closers: Array<() => Promise<void>> = [];
+  const close = async () => {
+    for (const fn of closers.splice(0).reverse()) await fn().catch((err) => options.onCloseError?.(err));
+  };
+  try {
+    const lock = storage.databaseUrl ? undefined : await DataDirLock.acquire(storage.dataDir);
+    if (lock) closers.push(() => lock.release());
+    const db = await openDatabase({
+      databaseUrl: storage.databaseUrl,
+      dataDir: storage.dataDir,
+      ...(options.dbSchema ? { schema: options.dbSchema } : {}),
+      ...(options.onNoVector ? { onNoVector: options.onNoVector } : {}),
+    });
+    closers.push(() => db.close());
+    if (options.migrate) await migrate(db);
+    const kv = await openKv({ redisUrl: storage.redisUrl, ...(options.kvPrefix ? { prefix: options.kvPrefix } : {}) });
+    closers.push(() => kv.close());
+    return { db, kv, lock, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
