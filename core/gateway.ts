@@ -12,6 +12,7 @@ import { buildOpenApiDocument, openApiRouter } from './api/openapi.ts';
 import type { LoadedConfig } from './config/load.ts';
 import { Breakers } from './dispatch/breakers.ts';
 import { createDispatcher } from './dispatch/dispatcher.ts';
+import { createProviderIO } from './dispatch/provider-io.ts';
 import { RoutingTable } from './dispatch/routing.ts';
 import { UpstreamClient } from './dispatch/upstream.ts';
 import { createIdentity } from './identity/services.ts';
@@ -101,7 +102,11 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   }
 
   const routing = new RoutingTable(config, (slug) => loaded.providers.get(slug)?.defaultBaseUrl);
-  const dispatcher = createDispatcher({ routing, providers: loaded.providers, upstream, breakers });
+  const dispatcher = createDispatcher({
+    routing, providers: loaded.providers, upstream, breakers, retry: config.routing,
+    io: createProviderIO(upstream, clock.now),
+    gatewayTools: new Map(),
+  });
   const traffic = createTraffic();
 
   // Koa's proxy mode stays off: its ctx.ip is the leftmost X-Forwarded-For entry, which any client can forge.

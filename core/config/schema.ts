@@ -92,6 +92,16 @@ const upstreamSchema: JsonSchema = {
   },
 };
 
+const routingSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, default: {},
+  description: 'How a request moves between attempts and targets when an upstream fails before answering.',
+  properties: {
+    retries: { type: 'integer', minimum: 0, maximum: 5, default: 1, description: 'Extra attempts on the same target after a retryable failure (5xx, timeout, 429, connection error), before the next target. Never after the first byte reached the caller.' },
+    backoffMs: positiveMs('Base delay before a retry; each retry doubles it, with full jitter.', 100),
+    maxBackoffMs: positiveMs('Cap on one retry delay.', 2000),
+  },
+};
+
 const modelTargetSchema: JsonSchema = {
   type: 'object', additionalProperties: false, required: ['provider'],
   properties: {
@@ -156,6 +166,7 @@ export function buildConfigSchema(plugins: SchemaContributor[], providers: Schem
       storage: storageSchema,
       auth: authSchema,
       upstream: upstreamSchema,
+      routing: routingSchema,
       providers: {
         type: 'object', default: {}, [ENTITY_KEYWORD]: 'provider',
         description: 'Provider slug -> connection settings.',

@@ -47,6 +47,12 @@ export interface UpstreamConfig {
   breaker: BreakerConfig;
 }
 
+export interface RoutingConfig {
+  retries: number;
+  backoffMs: number;
+  maxBackoffMs: number;
+}
+
 export interface ProviderConfig {
   baseUrl?: string;
   apiKey?: string;
@@ -93,6 +99,7 @@ export interface GatewayConfig {
   storage: StorageConfig;
   auth: AuthConfig;
   upstream: UpstreamConfig;
+  routing: RoutingConfig;
   providers: Record<string, ProviderConfig>;
   models: ModelConfig[];
   pipelines: PipelineConfig[];

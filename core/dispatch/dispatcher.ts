@@ -1,118 +1,82 @@
 /**
- * The last step of a chat pipeline: the canonical request goes to a provider target (falling back to the
- * next one on retryable failures before any byte was sent), and the answer or stream comes back canonical.
+ * The last step of a chat pipeline: the canonical request goes to the model's targets in routing order. A
+ * retryable failure before any byte reached the caller is retried on the same target (jittered exponential
+ * backoff, routing.retries times), then moves on to the next target; an open breaker moves on at once.
  */
-import type { ChatCompletionChunk } from '../canonical/chat.ts';
+import type { ChatCompletionRequest } from '../canonical/chat.ts';
+import type { RoutingConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
-import type { GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
-import { decodeSse } from '../streaming/sse.ts';
-import type { Breakers } from './breakers.ts';
-import type { ChatTranslator, ProviderDefinition, ProviderTarget } from './provider.ts';
+import type { Caller, GatewayMiddleware } from '../pipeline/context.ts';
+import { callChat, type ChatCallDeps } from './chat-call.ts';
+import type { BuiltInToolName } from './provider.ts';
 import type { ProviderRegistry } from './provider-registry.ts';
 import type { RoutingTable } from './routing.ts';
-import { readErrorBody, type UpstreamClient, type UpstreamResponse } from './upstream.ts';
-import { isAbort, isRetryable, transportError } from './upstream-errors.ts';
+import { isRetryable, shouldFallBack } from './upstream-errors.ts';
 
-export interface DispatcherDeps {
+/**
+ * A built-in tool the gateway itself handles for every provider (file_search, with the vector stores): it
+ * rewrites the request (injecting context, removing the tool) before the provider sees it.
+ */
+export type GatewayToolHandler = (request: ChatCompletionRequest, caller: Caller | undefined, signal: AbortSignal) => Promise<ChatCompletionRequest>;
+
+export interface DispatcherDeps extends ChatCallDeps {
   routing: RoutingTable;
   providers: ProviderRegistry;
-  upstream: UpstreamClient;
-  breakers: Breakers;
+  retry: RoutingConfig;
+  gatewayTools: ReadonlyMap<BuiltInToolName, GatewayToolHandler>;
+  /** Math.random by default; tests pin the jitter. */
+  random?: () => number;
 }
 
+/** The spec's built-ins the gateway answers itself rather than mapping to a provider's native tool. */
+const GATEWAY_TOOLS: readonly BuiltInToolName[] = ['file_search'];
+
+async function applyGatewayTools(deps: DispatcherDeps, request: ChatCompletionRequest, caller: Caller | undefined, signal: AbortSignal): Promise<ChatCompletionRequest> {
+  let current = request;
+  for (const name of GATEWAY_TOOLS) {
+    if (!current.tools?.some((t) => t.type === 'built_in' && t.built_in === name)) continue;
+    const handler = deps.gatewayTools.get(name);
+    if (!handler) throw new GatewayError('CAPABILITY_NOT_SUPPORTED', `The built-in tool ${name} needs the gateway's vector stores, which this gateway does not serve`, { tools: [name] });
+    current = await handler(current, caller, signal);
+  }
+  return current;
+}
+
+const wait = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
+  const timer = setTimeout(done, ms);
+  signal.addEventListener('abort', done, { once: true });
+  function done() {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', done);
+    resolve();
+  }
+});
+
 export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
+  const random = deps.random ?? Math.random;
+  const backoff = (attempt: number) => random() * Math.min(deps.retry.maxBackoffMs, deps.retry.backoffMs * 2 ** attempt);
   return async (ctx) => {
     const gw = ctx.state.gw;
     if (gw.result || gw.stream) return; // answered early by a plugin
     const request = await gw.request();
     const { targets } = deps.routing.resolve(request.model, gw.caller?.policy);
+    request.body = await applyGatewayTools(deps, request.body, gw.caller, gw.signal);
     let lastError: unknown;
     for (const target of targets) {
-      try {
-        await dispatchTo(ctx, deps, target);
-        return;
-      } catch (err) {
-        if (gw.signal.aborted) throw err;
-        lastError = err;
-        if (!isRetryable(err)) throw err;
+      const provider = deps.providers.get(target.slug)!;
+      for (let attempt = 0; attempt <= deps.retry.retries; attempt++) {
+        if (attempt > 0) await wait(backoff(attempt - 1), gw.signal);
+        if (gw.signal.aborted) throw lastError ?? gw.signal.reason;
+        try {
+          await callChat(ctx, deps, provider, target);
+          return;
+        } catch (err) {
+          if (gw.signal.aborted || !shouldFallBack(err)) throw err;
+          lastError = err;
+          if (!isRetryable(err)) break; // an open breaker or a refused credential: only another target can help
+        }
       }
     }
     throw lastError;
   };
-}
-
-async function dispatchTo(ctx: GatewayContext, deps: DispatcherDeps, target: ProviderTarget): Promise<void> {
-  const gw = ctx.state.gw;
-  const request = gw.canonical!;
-  const provider = deps.providers.get(target.slug)!;
-  const chat = chatTranslator(provider, request.stream);
-  const upstreamRequest = chat.toUpstream(request.body, target, request.stream);
-
-  const response = await deps.breakers.run(target.slug, target.baseUrl, async () => {
-    let res: UpstreamResponse;
-    try {
-      res = await deps.upstream.send(target.baseUrl, upstreamRequest, gw.signal);
-    } catch (err) {
-      throw isAbort(err) ? err : transportError(target.slug, err, 'request');
-    }
-    if (res.statusCode >= 400) throw provider.mapError(res.statusCode, await readErrorBody(res), target);
-    return res;
-  });
-
-  gw.target = { provider: target.slug, baseUrl: target.baseUrl, requestedModel: request.model, upstreamModel: target.upstreamModel };
-  ctx.set('X-Provider', target.slug);
-  ctx.set('X-Model', target.upstreamModel);
-
-  if (request.stream) {
-    gw.stream = decodeChatStream(response, chat, target, gw.signal);
-    return;
-  }
-  let body: unknown;
-  try {
-    body = await response.body.json();
-  } catch (err) {
-    if (isAbort(err)) throw err;
-    throw new GatewayError('UPSTREAM_ERROR', `${target.slug} returned a body that is not JSON`, { provider: target.slug });
-  }
-  gw.result = chat.fromUpstream(body, target);
-}
-
-function chatTranslator(provider: ProviderDefinition, stream: boolean): ChatTranslator {
-  const capability = provider.capabilities.chat;
-  if (!capability || !provider.chat) {
-    throw new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${provider.slug} does not support chat`, { provider: provider.slug, capability: 'chat' });
-  }
-  if (stream && !capability.stream) {
-    throw new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${provider.slug} does not support streaming chat`, { provider: provider.slug, capability: 'stream' });
-  }
-  return provider.chat;
-}
-
-async function* decodeChatStream(
-  response: UpstreamResponse,
-  chat: ChatTranslator,
-  target: ProviderTarget,
-  signal: AbortSignal,
-): AsyncGenerator<ChatCompletionChunk> {
-  const decoder = chat.streamDecoder(target);
-  let finished = false;
-  try {
-    for await (const event of decodeSse(response.body)) {
-      const { chunks, done } = decoder.event(event);
-      for (const chunk of chunks) yield chunk;
-      if (done) {
-        finished = true;
-        return;
-      }
-    }
-    for (const chunk of decoder.end()) yield chunk;
-    finished = true;
-  } catch (err) {
-    if (signal.aborted || isAbort(err)) throw err;
-    throw transportError(target.slug, err, 'stream');
-  } finally {
-    // After [DONE] the rest is drained so the connection returns to the pool; otherwise it is dropped.
-    if (finished) await response.body.dump().catch(() => {});
-    else response.body.destroy();
-  }
 }

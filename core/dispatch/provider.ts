@@ -3,9 +3,8 @@
  * Translators do no I/O; the dispatcher owns connections, timeouts, breakers and streaming.
  */
 import type { JsonSchema } from '../config/schema.ts';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Modality } from '../canonical/chat.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../canonical/chat.ts';
 import type { GatewayError } from '../errors.ts';
-import type { SseEvent } from '../streaming/sse.ts';
 
 /** Everything a translator needs to know about where a request goes. */
 export interface ProviderTarget {
@@ -19,31 +18,96 @@ export interface ProviderTarget {
 
 export interface UpstreamRequest {
   method: 'POST' | 'GET' | 'DELETE';
-  /** Appended to the target's base URL (which may carry a path of its own). */
+  /**
+   * Appended to the target's base URL (which may carry a path of its own); or, for a request to another host
+   * (a token endpoint, a provider's polling URL), an absolute http(s) URL.
+   */
   path: string;
   headers: Record<string, string>;
   body?: string;
 }
 
+/** One upstream stream event, whatever the framing: SSE events, JSON lines, AWS event-stream messages. */
+export interface StreamEvent {
+  /** The SSE event name (`message` when unnamed), the AWS `:event-type`, or '' for JSON lines. */
+  event: string;
+  /** The event's data as text (JSON for every provider so far). */
+  data: string;
+}
+
+/** How a provider frames its streams: one decoder per format in core/streaming/. */
+export type StreamFormat = 'sse' | 'ndjson' | 'aws-eventstream';
+
 /** Turns the events of one upstream stream into canonical chunks. One instance per stream. */
 export interface ChatStreamDecoder {
   /** Chunks for one event; `done: true` when the event ends the stream. Throws a GatewayError on an error event. */
-  event(event: SseEvent): { chunks: ChatCompletionChunk[]; done?: boolean };
+  event(event: StreamEvent): { chunks: ChatCompletionChunk[]; done?: boolean };
   /** Called when the upstream closes; returns any chunks still owed (for formats that end implicitly). */
   end(): ChatCompletionChunk[];
 }
 
+/** A multi-step call (a prediction to poll, a stream URL to open): what to send after a 2xx answer. */
+export interface FollowUp {
+  request: UpstreamRequest;
+  /** Wait this long first (polling). */
+  delayMs?: number;
+  /** The follow-up's answer is the stream (its events go to the stream decoder). */
+  stream?: boolean;
+}
+
 export interface ChatTranslator {
   toUpstream(request: ChatCompletionRequest, target: ProviderTarget, stream: boolean): UpstreamRequest;
-  fromUpstream(body: unknown, target: ProviderTarget): ChatCompletion;
-  streamFormat: 'sse';
-  streamDecoder(target: ProviderTarget): ChatStreamDecoder;
+  /** A non-streaming answer -> canonical. `request` is the caller's, for ids and the model name. */
+  fromUpstream(body: unknown, target: ProviderTarget, request: ChatCompletionRequest): ChatCompletion;
+  streamFormat: StreamFormat;
+  streamDecoder(target: ProviderTarget, request: ChatCompletionRequest): ChatStreamDecoder;
+  /**
+   * Providers whose answer takes more than one request: given a 2xx JSON answer, the next request to send, or
+   * null when this answer is the final one. At most `MAX_FOLLOW_UPS` follow-ups are made per call.
+   */
+  followUp?(body: unknown, target: ProviderTarget, stream: boolean): FollowUp | null;
 }
+
+/** What a provider's chat translator can do; the dispatcher refuses the rest before any I/O. */
+export interface ChatCapability {
+  stream: boolean;
+  tools: boolean;
+  /** Image parts in messages. */
+  vision: boolean;
+  /** n > 1 (several choices in one call). */
+  n: boolean;
+  /** The built-in tools of the spec this provider maps to a native tool. */
+  builtInTools?: BuiltInToolName[];
+}
+
+export type BuiltInToolName = 'file_search' | 'web_search' | 'code_execution' | 'computer_use' | 'search_grounding';
 
 export interface ModalityCapability {
   stream?: boolean;
-  tools?: boolean;
-  vision?: boolean;
+}
+
+export interface ProviderCapabilities {
+  chat?: ChatCapability;
+  completion?: ModalityCapability;
+  embeddings?: ModalityCapability;
+  rerank?: ModalityCapability;
+  transcription?: ModalityCapability;
+  translation?: ModalityCapability;
+  speech?: ModalityCapability;
+  image?: ModalityCapability;
+  video?: ModalityCapability;
+}
+
+/** I/O a provider may do to authorize a request (token exchange); everything else is the dispatcher's. */
+export interface ProviderIO {
+  /** JSON over the gateway's upstream client (pools, timeouts); absolute URLs only. */
+  fetchJson(url: string, init: { method: 'GET' | 'POST'; headers?: Record<string, string>; body?: string }, signal: AbortSignal): Promise<{ status: number; body: unknown }>;
+  /**
+   * A credential cached per key until shortly before it expires; concurrent callers share one fetch. `fetch`
+   * returns the value and its expiry (ms since the epoch).
+   */
+  cached(key: string, fetch: () => Promise<{ value: string; expiresAt: number }>): Promise<string>;
+  now(): number;
 }
 
 export interface ProviderDefinition {
@@ -52,11 +116,17 @@ export interface ProviderDefinition {
   /** The wire family (openai, anthropic, gemini, ...): translators of one family share code. */
   family: string;
   displayName: string;
+  /** The provider's public base URL; may hold {placeholders} that `options` must fill (then baseUrl is required). */
   defaultBaseUrl?: string;
   /** JSON schema of the provider block's `options`. */
   configSchema: JsonSchema;
-  capabilities: Partial<Record<Modality, ModalityCapability>>;
+  capabilities: ProviderCapabilities;
   chat?: ChatTranslator;
+  /**
+   * Makes a built request acceptable to the upstream: request signing (SigV4) or a token from an exchange (IAM,
+   * OAuth). Runs for every request, follow-ups included, inside the upstream's breaker.
+   */
+  authorize?(request: UpstreamRequest, target: ProviderTarget, io: ProviderIO, signal: AbortSignal): Promise<UpstreamRequest>;
   /** An upstream error answer -> the gateway error the caller gets. */
   mapError(status: number, body: unknown, target: ProviderTarget): GatewayError;
 }
@@ -83,6 +153,10 @@ export function providerProblems(value: unknown): string[] {
     if (!chat || typeof chat.toUpstream !== 'function' || typeof chat.fromUpstream !== 'function' || typeof chat.streamDecoder !== 'function') {
       problems.push(`provider ${d.slug}: declares chat but has no chat translator (toUpstream, fromUpstream, streamDecoder)`);
     }
+    for (const flag of ['stream', 'tools', 'vision', 'n'] as const) {
+      if (typeof d.capabilities.chat[flag] !== 'boolean') problems.push(`provider ${d.slug}: capabilities.chat.${flag} must be true or false`);
+    }
   }
+  if (d.authorize !== undefined && typeof d.authorize !== 'function') problems.push(`provider ${d.slug}: authorize must be a function`);
   return problems;
 }

@@ -15,10 +15,19 @@ export function countsAgainstUpstream(err: unknown): boolean {
   return err.code === 'UPSTREAM_ERROR' || err.code === 'UPSTREAM_TIMEOUT';
 }
 
-/** Retrying another target can help with these, and only before the first byte went to the caller. */
+/** Transient failures: trying the same target again may work (only before the first byte went to the caller). */
 export function isRetryable(err: unknown): boolean {
-  return err instanceof GatewayError &&
-    (err.code === 'UPSTREAM_ERROR' || err.code === 'UPSTREAM_TIMEOUT' || err.code === 'UPSTREAM_UNAVAILABLE' || err.code === 'UPSTREAM_RATE_LIMITED');
+  if (!(err instanceof GatewayError)) return false;
+  if (err.code === 'UPSTREAM_TIMEOUT' || err.code === 'UPSTREAM_RATE_LIMITED') return true;
+  return err.code === 'UPSTREAM_ERROR' && countsAgainstUpstream(err);
+}
+
+/**
+ * Failures another target may not share: the transient ones, an open breaker, and a refused gateway
+ * credential (another provider has its own).
+ */
+export function shouldFallBack(err: unknown): boolean {
+  return isRetryable(err) || (err instanceof GatewayError && (err.code === 'UPSTREAM_UNAVAILABLE' || err.code === 'UPSTREAM_ERROR'));
 }
 
 export function upstreamStatusError(provider: string, status: number, message: string, upstreamError?: unknown): GatewayError {

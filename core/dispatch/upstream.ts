@@ -27,10 +27,11 @@ export class UpstreamClient {
   }
 
   send(baseUrl: string, request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamResponse> {
-    const base = this.base(baseUrl);
+    const absolute = /^https?:\/\//i.test(request.path);
+    const base = this.base(absolute ? request.path : baseUrl);
     return this.agent.request({
       origin: base.origin,
-      path: base.pathPrefix + request.path,
+      path: absolute ? base.pathPrefix || '/' : base.pathPrefix + request.path,
       method: request.method,
       headers: request.headers,
       body: request.body ?? null,
@@ -47,7 +48,8 @@ export class UpstreamClient {
     if (!base) {
       const url = new URL(baseUrl);
       base = { origin: url.origin, pathPrefix: url.pathname.replace(/\/+$/, '') + url.search };
-      this.bases.set(baseUrl, base);
+      // Absolute follow-up URLs are one-offs: only base URLs (a handful per config) are remembered.
+      if (this.bases.size < 1024) this.bases.set(baseUrl, base);
     }
     return base;
   }

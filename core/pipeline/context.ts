@@ -70,6 +70,8 @@ export interface GatewayState {
   target?: ResolvedTarget;
   /** A complete (non-streaming) answer, set by the dispatcher or by a plugin answering early. */
   result?: ChatCompletion;
+  /** Set when the provider reported no usage and the gateway estimated it (core/canonical/estimate.ts). */
+  usageEstimated?: boolean;
   /** A streaming answer; read it only through taps. */
   stream?: AsyncIterable<ChatCompletionChunk>;
   readonly taps: StreamTap[];

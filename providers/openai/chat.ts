@@ -1,5 +1,5 @@
 /** Chat in the OpenAI wire format, which is also the canonical one: the translation is mostly bookkeeping. */
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../core/canonical/chat.ts';
+import type { BuiltInTool, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../core/canonical/chat.ts';
 import type { ChatTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { openaiErrorFromBody } from './errors.ts';
@@ -21,8 +21,13 @@ function toOpenAiBody(request: ChatCompletionRequest, target: ProviderTarget, st
   for (const key of GATEWAY_ONLY) delete body[key];
   if (request.reasoning?.effort && request.reasoning_effort === undefined) body.reasoning_effort = request.reasoning.effort;
   if (request.tools?.some((t) => t.type === 'built_in')) {
-    const names = request.tools.filter((t) => t.type === 'built_in').map((t) => (t as { built_in: string }).built_in);
-    throw new GatewayError('CAPABILITY_NOT_SUPPORTED', `Built-in tools are not available for provider ${target.slug} (${names.join(', ')})`, { provider: target.slug, tools: names });
+    // web_search is OpenAI's web_search_options parameter (search-preview models), not a tool entry; the
+    // dispatcher has refused every built-in this provider does not declare.
+    const webSearch = request.tools.find((t): t is BuiltInTool => t.type === 'built_in' && t.built_in === 'web_search');
+    if (webSearch) body.web_search_options = webSearch.config ?? {};
+    const functions = request.tools.filter((t) => t.type === 'function');
+    if (functions.length > 0) body.tools = functions;
+    else delete body.tools;
   }
   if (stream) {
     body.stream = true;

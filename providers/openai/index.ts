@@ -15,7 +15,9 @@ export default defineProvider({
       project: { type: 'string', description: 'Sent as OpenAI-Project.' },
     },
   },
-  capabilities: { chat: { stream: true, tools: true, vision: true } },
+  capabilities: {
+    chat: { stream: true, tools: true, vision: true, n: true, builtInTools: ['web_search'] },
+  },
   chat: openaiChat,
   mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
 });

@@ -81,6 +81,8 @@ describe('circuit breaker per upstream', () => {
   let gw: TestGateway;
   let key: string;
   const breaker = `
+routing:
+  retries: 0
 upstream:
   breaker:
     volumeThreshold: 3

@@ -24,7 +24,8 @@ describe('errors on the chat route', () => {
 
   before(async () => {
     fake = await startFakeOpenAI();
-    gw = await startTestGateway(chatConfig(fake.baseUrl, `server:\n  jsonBodyLimitBytes: ${LIMIT}\n`));
+    // No retries: each case below is one upstream answer, mapped once.
+    gw = await startTestGateway(chatConfig(fake.baseUrl, `server:\n  jsonBodyLimitBytes: ${LIMIT}\nrouting:\n  retries: 0\n`));
     key = await gw.createKey();
     auth = { authorization: `Bearer ${key}` };
     chat = `${gw.url}/v1/chat/completions`;
@@ -160,10 +161,23 @@ describe('errors on the chat route', () => {
 
   test('a built-in tool the provider lacks: 400 CAPABILITY_NOT_SUPPORTED before any upstream call', async () => {
     const before = fake.requests.length;
-    const r = await postJson(chat, { ...hello, tools: [{ type: 'built_in', built_in: 'web_search' }] }, auth);
+    const r = await postJson(chat, { ...hello, tools: [{ type: 'built_in', built_in: 'code_execution' }] }, auth);
     assert.equal(r.status, 400);
     assertEnvelope(r.body, 'CAPABILITY_NOT_SUPPORTED');
+    assert.deepEqual(r.body.error.details, { provider: 'openai', tools: ['code_execution'] });
+    // file_search is the gateway's own tool; without vector stores it is refused for every provider.
+    const fileSearch = await postJson(chat, { ...hello, tools: [{ type: 'built_in', built_in: 'file_search', config: { vectorStoreIds: ['vs-1'] } }] }, auth);
+    assert.equal(fileSearch.status, 400);
+    assertEnvelope(fileSearch.body, 'CAPABILITY_NOT_SUPPORTED');
     assert.equal(fake.requests.length, before);
+  });
+
+  test('web_search on OpenAI becomes web_search_options and leaves the tools list', async () => {
+    const r = await postJson(chat, { ...hello, tools: [{ type: 'built_in', built_in: 'web_search', config: { search_context_size: 'low' } }] }, auth);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const sent = fake.requests.at(-1)!.body;
+    assert.deepEqual(sent.web_search_options, { search_context_size: 'low' });
+    assert.equal(sent.tools, undefined);
   });
 
   test('upstream failures map to the catalogue: 500 -> 502 UPSTREAM_ERROR, 400 -> 400 UPSTREAM_BAD_REQUEST, 429 -> 429, 401 -> 502', async () => {

@@ -1,0 +1,45 @@
+/**
+ * Token estimates for providers that report no usage. The tokenizer is OpenAI's o200k_base (gpt-tokenizer):
+ * exact for current OpenAI models, an approximation for others. Usage built here is flagged as estimated on
+ * the request (gw.usageEstimated), never on the wire.
+ */
+import type { ChatCompletionRequest, ChatMessage, Usage } from './chat.ts';
+
+type Counter = (text: string) => number;
+let counter: Promise<Counter> | undefined;
+
+/** Loaded on first use: the encoding tables are large and most providers report usage themselves. */
+function loadCounter(): Promise<Counter> {
+  counter ??= import('gpt-tokenizer').then((m) => (text: string) => m.countTokens(text));
+  return counter;
+}
+
+/** Per-message overhead of the chat format (role and separators), as OpenAI documents it. */
+const TOKENS_PER_MESSAGE = 3;
+const TOKENS_PER_REPLY = 3;
+
+function messageText(message: ChatMessage): string {
+  const parts: string[] = [message.role];
+  if (typeof message.content === 'string') parts.push(message.content);
+  else if (Array.isArray(message.content)) {
+    for (const part of message.content) if (part.type === 'text') parts.push(part.text);
+  }
+  if (message.name) parts.push(message.name);
+  for (const call of message.tool_calls ?? []) parts.push(call.function.name, call.function.arguments);
+  return parts.join('\n');
+}
+
+export async function estimatePromptTokens(request: ChatCompletionRequest): Promise<number> {
+  const count = await loadCounter();
+  let tokens = TOKENS_PER_REPLY;
+  for (const message of request.messages) tokens += TOKENS_PER_MESSAGE + count(messageText(message));
+  if (request.tools && request.tools.length > 0) tokens += count(JSON.stringify(request.tools));
+  return tokens;
+}
+
+export async function estimateUsage(request: ChatCompletionRequest, completionText: string): Promise<Usage> {
+  const count = await loadCounter();
+  const prompt = await estimatePromptTokens(request);
+  const completion = completionText === '' ? 0 : count(completionText);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}

@@ -1,0 +1,140 @@
+/**
+ * The AWS event-stream binary framing (application/vnd.amazon.eventstream), in layers: bytes -> messages ->
+ * events. A message is a 12-byte prelude (total length, headers length, prelude CRC32), the headers, the payload
+ * and a CRC32 of everything before it; both checksums are verified.
+ */
+import { crc32 } from 'node:zlib';
+import type { StreamEvent } from '../dispatch/provider.ts';
+
+export interface EventStreamMessage {
+  headers: Record<string, string | number | boolean | Uint8Array>;
+  payload: Uint8Array;
+}
+
+export class EventStreamFramingError extends Error {}
+
+const PRELUDE = 12;
+const CHECKSUM = 4;
+/** Far above any event a model streams; a corrupt length must not make the decoder wait for gigabytes. */
+const MAX_MESSAGE = 16 * 1024 * 1024;
+
+/** Bytes -> messages. Keeps a partial message between reads. */
+export class MessageDecoder {
+  private buffer: Uint8Array = new Uint8Array(0);
+
+  push(bytes: Uint8Array): EventStreamMessage[] {
+    this.buffer = this.buffer.length === 0 ? bytes : concat(this.buffer, bytes);
+    const messages: EventStreamMessage[] = [];
+    while (this.buffer.length >= PRELUDE) {
+      const view = new DataView(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength);
+      const total = view.getUint32(0);
+      const headersLength = view.getUint32(4);
+      if (crc32(this.buffer.subarray(0, 8)) !== view.getUint32(8)) throw new EventStreamFramingError('event-stream prelude checksum mismatch');
+      if (total < PRELUDE + CHECKSUM + headersLength || total > MAX_MESSAGE) throw new EventStreamFramingError(`event-stream message length ${total} is invalid`);
+      if (this.buffer.length < total) break;
+      const message = this.buffer.subarray(0, total);
+      if (crc32(message.subarray(0, total - CHECKSUM)) !== view.getUint32(total - CHECKSUM)) {
+        throw new EventStreamFramingError('event-stream message checksum mismatch');
+      }
+      messages.push({
+        headers: decodeHeaders(message.subarray(PRELUDE, PRELUDE + headersLength)),
+        payload: message.subarray(PRELUDE + headersLength, total - CHECKSUM),
+      });
+      this.buffer = this.buffer.subarray(total);
+    }
+    return messages;
+  }
+
+  end(): void {
+    if (this.buffer.length > 0) throw new EventStreamFramingError(`event-stream ended inside a message (${this.buffer.length} bytes left)`);
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const joined = new Uint8Array(a.length + b.length);
+  joined.set(a);
+  joined.set(b, a.length);
+  return joined;
+}
+
+const text = new TextDecoder();
+
+function decodeHeaders(bytes: Uint8Array): EventStreamMessage['headers'] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headers: EventStreamMessage['headers'] = {};
+  let at = 0;
+  const need = (n: number) => {
+    if (at + n > bytes.length) throw new EventStreamFramingError('event-stream header runs past its block');
+  };
+  while (at < bytes.length) {
+    need(1);
+    const nameLength = view.getUint8(at);
+    at += 1;
+    need(nameLength + 1);
+    const name = text.decode(bytes.subarray(at, at + nameLength));
+    at += nameLength;
+    const type = view.getUint8(at);
+    at += 1;
+    switch (type) {
+      case 0: headers[name] = true; break;
+      case 1: headers[name] = false; break;
+      case 2: need(1); headers[name] = view.getInt8(at); at += 1; break;
+      case 3: need(2); headers[name] = view.getInt16(at); at += 2; break;
+      case 4: need(4); headers[name] = view.getInt32(at); at += 4; break;
+      case 5: case 8: need(8); headers[name] = Number(view.getBigInt64(at)); at += 8; break;
+      case 6: case 7: {
+        need(2);
+        const length = view.getUint16(at);
+        at += 2;
+        need(length);
+        const value = bytes.subarray(at, at + length);
+        headers[name] = type === 7 ? text.decode(value) : value;
+        at += length;
+        break;
+      }
+      case 9: need(16); headers[name] = bytes.subarray(at, at + 16); at += 16; break;
+      default: throw new EventStreamFramingError(`event-stream header ${name} has unknown type ${type}`);
+    }
+  }
+  return headers;
+}
+
+/**
+ * Bytes -> events. An `event` message gives its `:event-type`; an `exception` (or `error`) message gives
+ * `exception:<type>`, for the translator to turn into an error. The payload is passed on as text.
+ */
+export async function* decodeAwsEventStream(source: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
+  const messages = new MessageDecoder();
+  const utf8 = new TextDecoder();
+  for await (const bytes of source) {
+    for (const message of messages.push(bytes)) {
+      const kind = message.headers[':message-type'];
+      const data = utf8.decode(message.payload);
+      if (kind === 'exception') yield { event: `exception:${String(message.headers[':exception-type'] ?? 'unknown')}`, data };
+      else if (kind === 'error') yield { event: `exception:${String(message.headers[':error-code'] ?? 'unknown')}`, data: data || String(message.headers[':error-message'] ?? '') };
+      else yield { event: String(message.headers[':event-type'] ?? ''), data };
+    }
+  }
+  messages.end();
+}
+
+/** Encodes one message (tests, and fakes speaking this format). String headers only, as event streams use. */
+export function encodeEventStreamMessage(headers: Record<string, string>, payload: Uint8Array | string): Uint8Array {
+  const body = typeof payload === 'string' ? new TextEncoder().encode(payload) : payload;
+  const headerParts: number[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    const n = new TextEncoder().encode(name);
+    const v = new TextEncoder().encode(value);
+    headerParts.push(n.length, ...n, 7, v.length >> 8, v.length & 0xff, ...v);
+  }
+  const total = PRELUDE + headerParts.length + body.length + CHECKSUM;
+  const message = new Uint8Array(total);
+  const view = new DataView(message.buffer);
+  view.setUint32(0, total);
+  view.setUint32(4, headerParts.length);
+  view.setUint32(8, crc32(message.subarray(0, 8)));
+  message.set(headerParts, PRELUDE);
+  message.set(body, PRELUDE + headerParts.length);
+  view.setUint32(total - CHECKSUM, crc32(message.subarray(0, total - CHECKSUM)));
+  return message;
+}
