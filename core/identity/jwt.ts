@@ -80,9 +80,13 @@ export class JwtRevocations {
   async revoke(input: unknown, scope: AdminScope): Promise<JwtRevocation> {
     const fields = validateRevocation(input);
     const row = await this.db.transaction(async (tx) => {
+      // Revoking again may lengthen the entry, never shorten it: a later call must not undo a revocation.
       const [saved] = await tx.query<{ jti: string; expires_at: Date | string | null; revoked_at: Date | string }>(
         `INSERT INTO jwt_revocations (jti, tenant_id, expires_at) VALUES ($1, $2, $3)
-         ON CONFLICT (jti) DO UPDATE SET expires_at = EXCLUDED.expires_at RETURNING *`,
+         ON CONFLICT (jti) DO UPDATE SET expires_at = CASE
+           WHEN jwt_revocations.expires_at IS NULL OR EXCLUDED.expires_at IS NULL THEN NULL
+           ELSE GREATEST(jwt_revocations.expires_at, EXCLUDED.expires_at) END
+         RETURNING *`,
         [fields.jti, scope.tenantId, fields.expiresAt ?? null]);
       await recordAdminWrite(tx, { actor: scope.actor, action: 'revoke', targetType: 'jwt', targetId: fields.jti });
       return saved!;
