@@ -74,8 +74,9 @@ export function toGatewayError(err: unknown): GatewayError {
 export type ErrorEnvelope = 'canonical' | 'messages' | 'legacy';
 
 export function renderError(err: GatewayError, envelope: ErrorEnvelope): unknown {
-  // Validation failures always use the canonical envelope, on every endpoint (spec: Errors).
-  if (envelope === 'canonical' || err.code === 'VALIDATION_ERROR' || err.status === 401 || err.status === 403 || err.status === 429) {
+  // The canonical envelope on every endpoint for the spec's cases: validation, auth, and the gateway's own rate
+  // limit. An upstream 429 is a runtime error, in the endpoint's envelope.
+  if (envelope === 'canonical' || err.code === 'VALIDATION_ERROR' || err.status === 401 || err.status === 403 || err.code === 'RATE_LIMIT_EXCEEDED') {
     return { error: { code: err.code, message: err.message, details: err.details } };
   }
   if (envelope === 'messages') {
@@ -84,7 +85,8 @@ export function renderError(err: GatewayError, envelope: ErrorEnvelope): unknown
   return { error: { message: err.message, type: legacyErrorType(err.status) } };
 }
 
-function messagesErrorType(status: number): string {
+/** The Messages envelope's error.type for a status; also the type of a Messages stream's `error` event. */
+export function messagesErrorType(status: number): string {
   if (status === 400) return 'invalid_request_error';
   if (status === 404) return 'not_found_error';
   if (status === 413) return 'request_too_large';

@@ -3,7 +3,7 @@
  * below plus every registered plugin's and provider's own configSchema, so that a plugin entry or a
  * provider block is checked by the schema its author wrote.
  */
-import { CAPABILITIES } from '../identity/capabilities.ts';
+import { CAPABILITIES, SPEC_CAPABILITIES } from '../identity/capabilities.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -35,6 +35,7 @@ const serverSchema: JsonSchema = {
     },
     pluginSetupTimeoutMs: positiveMs('A plugin whose setup takes longer fails the boot, naming the plugin.', 10000),
     jsonBodyLimitBytes: { type: 'integer', minimum: 1024, default: 10485760, description: 'Largest JSON request body on routes that have no limit of their own; larger bodies get 413 before they are read in full.' },
+    proxyBodyLimitBytes: { type: 'integer', minimum: 1024, default: 52428800, description: 'Largest request body the passthrough (/proxy/<provider>/...) streams to a provider; a declared Content-Length over it gets 413 before any byte is sent upstream, a chunked body as soon as it crosses it.' },
   },
 };
 
@@ -61,8 +62,8 @@ const authSchema: JsonSchema = {
       properties: {
         secret: { type: 'string', description: 'HS256 secret, at least 32 characters (default: $AIGW_JWT_SECRET). Empty turns JWT authentication off.' },
         capabilities: {
-          type: 'array', items: { type: 'string', enum: [...CAPABILITIES] }, uniqueItems: true, default: [...CAPABILITIES],
-          description: 'What JWT callers may call (default: every data-plane capability of the spec).',
+          type: 'array', items: { type: 'string', enum: [...CAPABILITIES] }, uniqueItems: true, default: [...SPEC_CAPABILITIES],
+          description: 'What JWT callers may call (default: the 15 capabilities of the spec; the gateway\'s extension `proxy` only when listed).',
         },
         clockToleranceSeconds: { type: 'integer', minimum: 0, maximum: 60, default: 0, description: 'Leeway for exp and nbf against clock skew.' },
       },
@@ -134,7 +135,7 @@ const modelSchema: JsonSchema = {
 
 function providerBlockSchema(provider: SchemaContributor): JsonSchema {
   return {
-    type: 'object', additionalProperties: false, default: {},
+    type: 'object', additionalProperties: false,
     properties: {
       baseUrl: { type: 'string', pattern: '^https?://', description: "The provider's API base URL (default: the provider's public one)." },
       apiKey: { type: 'string', description: 'The credential the gateway injects upstream. Use ${ENV} references, never literals.' },

@@ -1,4 +1,5 @@
 /** Rules a JSON schema cannot say: references between sections, uniqueness, and every /v1 route behind auth. */
+import { missingPlaceholders } from '../dispatch/base-url.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
 import { parseRange } from '../identity/addresses.ts';
 import { endpointPaths } from '../ingress/endpoints.ts';
@@ -53,6 +54,9 @@ function pipelineIssues(config: GatewayConfig): SemanticIssue[] {
     const servesV1 = pipeline.name === DEFAULT_PIPELINE || pipeline.routes.some((r) => r.startsWith('/v1/'));
     if (servesV1 && !pipeline.plugins.some((p) => p.name === 'auth')) {
       issues.push({ pointer: `${at}/plugins`, message: `pipeline "${pipeline.name}" serves /v1 routes but has no auth plugin; every /v1 endpoint requires a credential` });
+    } else if (pipeline.routes.includes('/proxy') && !pipeline.plugins.some((p) => p.name === 'auth')) {
+      // The passthrough spends the gateway's provider credentials: never without a caller.
+      issues.push({ pointer: `${at}/plugins`, message: `pipeline "${pipeline.name}" serves /proxy but has no auth plugin; the passthrough requires a credential` });
     }
     const authAt = pipeline.plugins.findIndex((p) => p.name === 'auth');
     pipeline.plugins.forEach((entry, j) => {
@@ -92,7 +96,11 @@ function modelIssues(config: GatewayConfig): SemanticIssue[] {
 
 function providerIssues(config: GatewayConfig, providers: ProviderRegistry): SemanticIssue[] {
   return Object.entries(config.providers).flatMap(([slug, block]) => {
-    if (block.baseUrl || providers.get(slug)?.defaultBaseUrl) return [];
-    return [{ pointer: `/providers/${slug}`, message: `provider "${slug}" has no default base URL: set baseUrl` }];
+    if (block.baseUrl) return [];
+    const template = providers.get(slug)?.defaultBaseUrl;
+    if (!template) return [{ pointer: `/providers/${slug}`, message: `provider "${slug}" has no default base URL: set baseUrl` }];
+    const missing = missingPlaceholders(template, block.options);
+    if (missing.length === 0) return [];
+    return [{ pointer: `/providers/${slug}`, message: `provider "${slug}" fills its default base URL ${template} from options: set ${missing.map((m) => `options.${m}`).join(' and ')}, or set baseUrl` }];
   });
 }

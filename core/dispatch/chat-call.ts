@@ -41,12 +41,17 @@ export function chatTranslatorFor(provider: ProviderDefinition, request: ChatCom
   return provider.chat;
 }
 
+// The abort listener goes when the wait ends: a prediction polled hundreds of times must not pile them up.
 const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve, reject) => {
-  const timer = setTimeout(resolve, ms);
-  signal.addEventListener('abort', () => {
+  const onAbort = () => {
     clearTimeout(timer);
     reject(signal.reason);
-  }, { once: true });
+  };
+  const timer = setTimeout(() => {
+    signal.removeEventListener('abort', onAbort);
+    resolve();
+  }, ms);
+  signal.addEventListener('abort', onAbort, { once: true });
 });
 
 async function readJson(response: UpstreamResponse, slug: string): Promise<unknown> {
@@ -71,7 +76,7 @@ async function exchange(
     } catch (err) {
       throw isAbort(err) ? err : transportError(target.slug, err, 'request');
     }
-    if (response.statusCode >= 400) throw provider.mapError(response.statusCode, await readErrorBody(response), target);
+    if (response.statusCode >= 400) throw provider.mapError(response.statusCode, await readErrorBody(response), target, response.headers);
     return response;
   };
   return deps.breakers.run(target.slug, target.baseUrl, async () => {
@@ -79,7 +84,7 @@ async function exchange(
     if (!chat.followUp) return stream ? { stream: response } : { body: await readJson(response, target.slug) };
     for (let step = 0; step < MAX_FOLLOW_UPS; step++) {
       const body = await readJson(response, target.slug);
-      const next = chat.followUp!(body, target, stream);
+      const next = chat.followUp!(body, target, stream, step);
       if (!next) {
         if (stream) throw new GatewayError('UPSTREAM_ERROR', `${target.slug} gave no stream to follow`, { provider: target.slug });
         return { body };

@@ -4,6 +4,8 @@ import type { UpstreamClient } from './upstream.ts';
 
 /** A cached credential is renewed this long before it expires, so no request carries one that is about to. */
 const RENEW_BEFORE_MS = 60_000;
+/** A credential exchange shared by many requests is bounded by its own timeout, not by any one request. */
+const EXCHANGE_TIMEOUT_MS = 30_000;
 
 export function createProviderIO(upstream: UpstreamClient, now: () => number): ProviderIO {
   const credentials = new Map<string, { value: string; expiresAt: number }>();
@@ -26,7 +28,7 @@ export function createProviderIO(upstream: UpstreamClient, now: () => number): P
       if (known && known.expiresAt - RENEW_BEFORE_MS > now()) return Promise.resolve(known.value);
       let running = pending.get(key);
       if (!running) {
-        running = fetch().then((fresh) => {
+        running = fetch(AbortSignal.timeout(EXCHANGE_TIMEOUT_MS)).then((fresh) => {
           credentials.set(key, fresh);
           return fresh.value;
         }).finally(() => pending.delete(key));

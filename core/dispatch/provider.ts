@@ -16,8 +16,11 @@ export interface ProviderTarget {
   upstreamModel: string;
 }
 
+/** Translators send POST, GET and DELETE; the passthrough forwards the caller's method. */
+export type UpstreamMethod = 'POST' | 'GET' | 'DELETE' | 'PUT' | 'PATCH' | 'HEAD';
+
 export interface UpstreamRequest {
-  method: 'POST' | 'GET' | 'DELETE';
+  method: UpstreamMethod;
   /**
    * Appended to the target's base URL (which may carry a path of its own); or, for a request to another host
    * (a token endpoint, a provider's polling URL), an absolute http(s) URL.
@@ -25,6 +28,13 @@ export interface UpstreamRequest {
   path: string;
   headers: Record<string, string>;
   body?: string;
+  /**
+   * Passthrough only (/proxy/<slug>/...): the caller's body follows as a stream that is not in `body` and is
+   * never held, so nothing can hash it. A signer that signs the payload (SigV4) must not sign it as empty: it
+   * signs `UNSIGNED-PAYLOAD` where the service accepts that, uses a bearer credential, or throws
+   * CAPABILITY_NOT_SUPPORTED. Absent when the request has no body.
+   */
+  bodyStreamed?: boolean;
 }
 
 /** One upstream stream event, whatever the framing: SSE events, JSON lines, AWS event-stream messages. */
@@ -63,9 +73,10 @@ export interface ChatTranslator {
   streamDecoder(target: ProviderTarget, request: ChatCompletionRequest): ChatStreamDecoder;
   /**
    * Providers whose answer takes more than one request: given a 2xx JSON answer, the next request to send, or
-   * null when this answer is the final one. At most `MAX_FOLLOW_UPS` follow-ups are made per call.
+   * null when this answer is the final one. At most `MAX_FOLLOW_UPS` follow-ups are made per call. `step` counts
+   * the follow-ups made so far (0 for the answer to the first request), for polling backoff.
    */
-  followUp?(body: unknown, target: ProviderTarget, stream: boolean): FollowUp | null;
+  followUp?(body: unknown, target: ProviderTarget, stream: boolean, step: number): FollowUp | null;
 }
 
 /** What a provider's chat translator can do; the dispatcher refuses the rest before any I/O. */
@@ -104,9 +115,10 @@ export interface ProviderIO {
   fetchJson(url: string, init: { method: 'GET' | 'POST'; headers?: Record<string, string>; body?: string }, signal: AbortSignal): Promise<{ status: number; body: unknown }>;
   /**
    * A credential cached per key until shortly before it expires; concurrent callers share one fetch. `fetch`
-   * returns the value and its expiry (ms since the epoch).
+   * returns the value and its expiry (ms since the epoch). It gets a signal of its own, not any one caller's:
+   * a client that leaves must not fail the exchange the others wait on.
    */
-  cached(key: string, fetch: () => Promise<{ value: string; expiresAt: number }>): Promise<string>;
+  cached(key: string, fetch: (signal: AbortSignal) => Promise<{ value: string; expiresAt: number }>): Promise<string>;
   now(): number;
 }
 
@@ -127,8 +139,19 @@ export interface ProviderDefinition {
    * OAuth). Runs for every request, follow-ups included, inside the upstream's breaker.
    */
   authorize?(request: UpstreamRequest, target: ProviderTarget, io: ProviderIO, signal: AbortSignal): Promise<UpstreamRequest>;
-  /** An upstream error answer -> the gateway error the caller gets. */
-  mapError(status: number, body: unknown, target: ProviderTarget): GatewayError;
+  /**
+   * Passthrough (/proxy/<slug>/..., core/dispatch/passthrough.ts): the headers that put the gateway's credential
+   * on a caller's native request. They replace the caller's headers of the same name, so return credentials
+   * only, not versions or content types a native client chooses itself. Without this hook: `Authorization:
+   * Bearer <apiKey>` when the target has a key, or nothing when the provider defines `authorize`. `authorize`,
+   * when defined, then runs on the passthrough request as on translated ones (see `bodyStreamed`).
+   */
+  passthroughHeaders?(target: ProviderTarget): Record<string, string>;
+  /**
+   * An upstream error answer -> the gateway error the caller gets. `headers` (lower-case names) name the error
+   * where the body does not (Bedrock's x-amzn-errortype).
+   */
+  mapError(status: number, body: unknown, target: ProviderTarget, headers?: Record<string, string | string[] | undefined>): GatewayError;
 }
 
 const SLUG = /^[a-z][a-z0-9-]{0,62}$/;
@@ -158,5 +181,6 @@ export function providerProblems(value: unknown): string[] {
     }
   }
   if (d.authorize !== undefined && typeof d.authorize !== 'function') problems.push(`provider ${d.slug}: authorize must be a function`);
+  if (d.passthroughHeaders !== undefined && typeof d.passthroughHeaders !== 'function') problems.push(`provider ${d.slug}: passthroughHeaders must be a function`);
   return problems;
 }

@@ -2,6 +2,7 @@
 import type { GatewayConfig, ModelConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
 import { allowsModel, overriddenModel, overrideSources, UNRESTRICTED, type EffectivePolicy } from '../identity/policy.ts';
+import { fillBaseUrl } from './base-url.ts';
 import type { ProviderTarget } from './provider.ts';
 
 export interface ModelRoute {
@@ -20,7 +21,7 @@ export class RoutingTable {
       const targets = declared.flatMap((t) => {
         const provider = config.providers[t.provider];
         if (!provider || !provider.enabled) return [];
-        const baseUrl = provider.baseUrl ?? defaultBaseUrl(t.provider);
+        const baseUrl = provider.baseUrl ?? fillBaseUrl(defaultBaseUrl(t.provider), provider.options);
         if (!baseUrl) return [];
         const target: ProviderTarget & { weight: number } = {
           slug: t.provider,

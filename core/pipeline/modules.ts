@@ -13,11 +13,13 @@ export async function importDefinitions(specifier: string, configDir: string): P
 }
 
 function resolveSpecifier(specifier: string, configDir: string): string {
-  if (specifier.startsWith('.') || isAbsolute(specifier)) return pathToFileURL(resolve(configDir, specifier)).href;
+  // Packages resolve from the operator's project (beside the config), not from the gateway's own install; a
+  // path may name a file or a package folder (its package.json `main`, else index.js).
+  const require = createRequire(resolve(configDir, 'pipelines.yaml'));
+  const local = specifier.startsWith('.') || isAbsolute(specifier);
   try {
-    // Packages resolve from the operator's project (beside the config), not from the gateway's own install.
-    return pathToFileURL(createRequire(resolve(configDir, 'pipelines.yaml')).resolve(specifier)).href;
+    return pathToFileURL(require.resolve(local ? resolve(configDir, specifier) : specifier)).href;
   } catch {
-    return specifier;
+    return local ? pathToFileURL(resolve(configDir, specifier)).href : specifier;
   }
 }

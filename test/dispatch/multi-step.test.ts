@@ -44,8 +44,8 @@ export default {
     }),
   },
   async authorize(request, target, io, signal) {
-    const token = await io.cached('stepper:' + target.apiKey, async () => {
-      const answer = await io.fetchJson(target.options.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: target.apiKey }) }, signal);
+    const token = await io.cached('stepper:' + target.apiKey, async (shared) => {
+      const answer = await io.fetchJson(target.options.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: target.apiKey }) }, shared);
       if (answer.status !== 200) throw upstreamStatusError('stepper', 502, 'token exchange failed');
       return { value: answer.body.token, expiresAt: io.now() + answer.body.ttlMs };
     });
