@@ -1,4 +1,8 @@
-/** Chat in the OpenAI wire format, which is also the canonical one: the translation is mostly bookkeeping. */
+/**
+ * Chat in the OpenAI wire format, which is also the canonical one: the translation is mostly bookkeeping.
+ * `createOpenAiChat` is the family's one translator: OpenAI uses it as is, and OpenAI-compatible providers
+ * (providers/openai-compatible/, providers/azure-openai/) pass small hooks for what they do differently.
+ */
 import type { BuiltInTool, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../core/canonical/chat.ts';
 import type { ChatTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
@@ -16,7 +20,28 @@ export function openaiHeaders(target: ProviderTarget): Record<string, string> {
   return headers;
 }
 
-function toOpenAiBody(request: ChatCompletionRequest, target: ProviderTarget, stream: boolean): Record<string, unknown> {
+/** What a provider of the family does differently from OpenAI; every hook is optional. */
+export interface OpenAiChatHooks {
+  /** The request path under the base URL, query included (default `/chat/completions`). */
+  path?(target: ProviderTarget): string;
+  /** The request headers, credential included (default: Bearer and OpenAI's organization/project). */
+  headers?(target: ProviderTarget): Record<string, string>;
+  /**
+   * Adjusts the outgoing body in place, after the common translation. Throws a GatewayError
+   * (CAPABILITY_NOT_SUPPORTED) for a parameter the provider cannot honour: that is still before any I/O.
+   */
+  body?(body: Record<string, unknown>, request: ChatCompletionRequest, target: ProviderTarget, stream: boolean): void;
+  /** Whether the provider takes `stream_options.include_usage` (default true); without it, usage comes unasked. */
+  streamOptions?: boolean;
+  /** Adjusts a parsed completion in place. */
+  completion?(completion: ChatCompletion, request: ChatCompletionRequest): void;
+  /** Adjusts a parsed stream chunk; null drops it. */
+  chunk?(chunk: ChatCompletionChunk, request: ChatCompletionRequest): ChatCompletionChunk | null;
+  /** The provider's error body -> gateway error (default: OpenAI's `{error: {message}}`). */
+  error?(target: ProviderTarget, status: number, body: unknown): GatewayError;
+}
+
+export function toOpenAiBody(request: ChatCompletionRequest, target: ProviderTarget, stream: boolean, streamOptions = true): Record<string, unknown> {
   const body: Record<string, unknown> = { ...request, model: target.upstreamModel };
   for (const key of GATEWAY_ONLY) delete body[key];
   if (request.reasoning?.effort && request.reasoning_effort === undefined) body.reasoning_effort = request.reasoning.effort;
@@ -29,53 +54,68 @@ function toOpenAiBody(request: ChatCompletionRequest, target: ProviderTarget, st
     if (functions.length > 0) body.tools = functions;
     else delete body.tools;
   }
+  delete body.stream_options;
   if (stream) {
     body.stream = true;
     // Usage at the end of every stream: asked for always, dropped again for callers who did not ask.
-    body.stream_options = { ...(request.stream_options ?? {}), include_usage: true };
+    if (streamOptions) body.stream_options = { ...(request.stream_options ?? {}), include_usage: true };
   } else {
     delete body.stream;
-    delete body.stream_options;
   }
   return body;
 }
 
-function malformed(target: ProviderTarget, what: string): GatewayError {
+export function malformed(target: ProviderTarget, what: string): GatewayError {
   return new GatewayError('UPSTREAM_ERROR', `${target.slug} returned a malformed ${what}`, { provider: target.slug });
 }
 
-export const openaiChat: ChatTranslator = {
-  toUpstream(request, target, stream) {
-    return { method: 'POST', path: '/chat/completions', headers: openaiHeaders(target), body: JSON.stringify(toOpenAiBody(request, target, stream)) };
-  },
+export function createOpenAiChat(hooks: OpenAiChatHooks = {}): ChatTranslator {
+  const toError = hooks.error ?? openaiErrorFromBody;
+  return {
+    toUpstream(request, target, stream) {
+      const body = toOpenAiBody(request, target, stream, hooks.streamOptions ?? true);
+      hooks.body?.(body, request, target, stream);
+      return {
+        method: 'POST',
+        path: hooks.path?.(target) ?? '/chat/completions',
+        headers: hooks.headers?.(target) ?? openaiHeaders(target),
+        body: JSON.stringify(body),
+      };
+    },
 
-  fromUpstream(body, target) {
-    const completion = body as ChatCompletion;
-    if (!completion || typeof completion !== 'object' || !Array.isArray(completion.choices)) throw malformed(target, 'completion');
-    return completion;
-  },
+    fromUpstream(body, target, request) {
+      const completion = body as ChatCompletion;
+      if (!completion || typeof completion !== 'object' || !Array.isArray(completion.choices)) throw malformed(target, 'completion');
+      hooks.completion?.(completion, request);
+      return completion;
+    },
 
-  streamFormat: 'sse',
+    streamFormat: 'sse',
 
-  streamDecoder(target) {
-    return {
-      event(event) {
-        if (event.data === '[DONE]') return { chunks: [], done: true };
-        if (event.data === '') return { chunks: [] };
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(event.data);
-        } catch {
-          throw malformed(target, 'stream event');
-        }
-        const value = parsed as ChatCompletionChunk & { error?: unknown };
-        if (value.error) throw openaiErrorFromBody(target, 502, value);
-        if (!Array.isArray(value.choices)) throw malformed(target, 'stream chunk');
-        return { chunks: [value] };
-      },
-      end() {
-        return [];
-      },
-    };
-  },
-};
+    streamDecoder(target, request) {
+      return {
+        event(event) {
+          if (event.data === '[DONE]') return { chunks: [], done: true };
+          if (event.data === '') return { chunks: [] };
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(event.data);
+          } catch {
+            throw malformed(target, 'stream event');
+          }
+          const value = parsed as ChatCompletionChunk & { error?: unknown };
+          if (!value || typeof value !== 'object') throw malformed(target, 'stream chunk');
+          if (value.error) throw toError(target, 502, value);
+          if (!Array.isArray(value.choices)) throw malformed(target, 'stream chunk');
+          const chunk = hooks.chunk ? hooks.chunk(value, request) : value;
+          return { chunks: chunk ? [chunk] : [] };
+        },
+        end() {
+          return [];
+        },
+      };
+    },
+  };
+}
+
+export const openaiChat: ChatTranslator = createOpenAiChat();

@@ -1,0 +1,59 @@
+/**
+ * azure-openai (deployments on *.openai.azure.com) and azure-ai (the model inference API on
+ * *.services.ai.azure.com/models). Both base URLs hold the resource name, so neither has a default.
+ */
+import { defineProvider } from '../../core/dispatch/provider.ts';
+import { AZURE_AI_API_VERSION, AZURE_OPENAI_API_VERSION, azureAiChat, azureOpenAiChat } from './chat.ts';
+import { azureErrorFromBody } from './errors.ts';
+
+export const azureOpenAi = defineProvider({
+  slug: 'azure-openai',
+  family: 'azure-openai',
+  displayName: 'Azure OpenAI',
+  configSchema: {
+    type: 'object', additionalProperties: false,
+    description: 'Azure OpenAI options. No default base URL: set baseUrl to https://{resource}.openai.azure.com/openai; the key goes in the api-key header.',
+    properties: {
+      apiVersion: {
+        type: 'string', default: AZURE_OPENAI_API_VERSION, pattern: '^\\d{4}-\\d{2}-\\d{2}(-preview)?$',
+        description: `The api-version query parameter (default ${AZURE_OPENAI_API_VERSION}, the latest GA version; a -preview version enables preview features).`,
+      },
+      deployments: {
+        type: 'object', additionalProperties: { type: 'string', minLength: 1 },
+        description: 'Upstream model name -> deployment name, for deployments not named after their model; by default the deployment is the upstream model.',
+      },
+    },
+  },
+  capabilities: { chat: { stream: true, tools: true, vision: true, n: true } },
+  chat: azureOpenAiChat,
+  mapError: (status, body, target) => azureErrorFromBody(target, status, body),
+});
+
+export const azureAi = defineProvider({
+  slug: 'azure-ai',
+  family: 'azure-openai',
+  displayName: 'Azure AI Foundry (model inference)',
+  configSchema: {
+    type: 'object', additionalProperties: false,
+    description: 'Azure AI model inference options. No default base URL: set baseUrl to https://{resource}.services.ai.azure.com/models.',
+    properties: {
+      apiVersion: {
+        type: 'string', default: AZURE_AI_API_VERSION, pattern: '^\\d{4}-\\d{2}-\\d{2}(-preview)?$',
+        description: `The api-version query parameter (default ${AZURE_AI_API_VERSION}).`,
+      },
+      auth: {
+        type: 'string', enum: ['api-key', 'bearer'], default: 'api-key',
+        description: 'How the key is sent: the api-key header (a resource key), or Authorization: Bearer (an Entra ID token).',
+      },
+      extraParameters: {
+        type: 'string', enum: ['pass-through', 'drop', 'error'],
+        description: 'Sent as the extra-parameters header: what the service does with parameters its API does not define (its default: error).',
+      },
+    },
+  },
+  capabilities: { chat: { stream: true, tools: true, vision: true, n: true } },
+  chat: azureAiChat,
+  mapError: (status, body, target) => azureErrorFromBody(target, status, body),
+});
+
+export const azureProviders = [azureOpenAi, azureAi];

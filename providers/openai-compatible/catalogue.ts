@@ -1,0 +1,146 @@
+/**
+ * The OpenAI-compatible providers, as data: one entry each. Everything an entry does not say is OpenAI's
+ * behaviour (Bearer key when one is configured, POST {baseUrl}/chat/completions, usage asked for with
+ * stream_options). Capabilities follow each provider's documentation; where a host serves many open models,
+ * `vision` and `tools` are on when at least one of its models takes them (the model refuses otherwise).
+ */
+import type { JsonSchema } from '../../core/config/schema.ts';
+import type { ChatCapability, ProviderTarget } from '../../core/dispatch/provider.ts';
+import type { ParameterPolicy } from './policy.ts';
+import {
+  choiceUsage, dashscopeWebSearch, githubHeaders, groqBody, groqUsage, mistralBody, openrouterHeaders, openrouterWebSearch, zhipuBody,
+  type BodyHook, type ChunkHook,
+} from './quirks.ts';
+
+export interface CompatibleEntry {
+  slug: string;
+  displayName: string;
+  /** The public base URL; absent when it holds a placeholder (then `baseUrlTemplate` and baseUrl is required). */
+  defaultBaseUrl?: string;
+  /** The shape of the base URL the operator fills in, for providers without a default. */
+  baseUrlTemplate?: string;
+  chat: ChatCapability;
+  policy?: ParameterPolicy;
+  /** False for providers that reject `stream_options`; their usage comes in the last chunk unasked. */
+  streamOptions?: boolean;
+  body?: BodyHook;
+  chunk?: ChunkHook;
+  /** Extra headers (attribution, API versions). */
+  headers?(target: ProviderTarget): Record<string, string>;
+  /** The provider block's `options`, each with a description. */
+  options?: Record<string, JsonSchema>;
+  /** Why this entry differs from plain OpenAI, for readers and the docs. */
+  notes?: string;
+}
+
+const all = { stream: true, tools: true, vision: true, n: true };
+const single = { ...all, n: false };
+const textOnly = { ...single, vision: false };
+/** Sampling knobs OpenAI has and these servers do not: harmless to leave out. */
+const OPENAI_ONLY = ['store', 'metadata', 'service_tier', 'prompt_cache_key', 'verbosity', 'modalities', 'audio', 'prediction', 'safety_identifier'];
+const NO_LOGPROBS = ['logprobs', 'top_logprobs', 'logit_bias'];
+
+export const CATALOGUE: readonly CompatibleEntry[] = [
+  {
+    slug: 'mistral', displayName: 'Mistral AI', defaultBaseUrl: 'https://api.mistral.ai/v1', chat: all,
+    // Mistral rejects unknown fields (422 extra_forbidden), stream_options included; usage ends every stream.
+    streamOptions: false,
+    policy: {
+      refuse: NO_LOGPROBS, rename: { seed: 'random_seed' }, reasoning: { style: 'prompt-mode' },
+      allow: ['model', 'messages', 'temperature', 'top_p', 'max_tokens', 'stream', 'stop', 'random_seed', 'response_format', 'tools', 'tool_choice',
+        'presence_penalty', 'frequency_penalty', 'n', 'prediction', 'parallel_tool_calls', 'prompt_mode', 'safe_prompt'],
+    },
+    body: mistralBody,
+    notes: 'tool_choice required -> any; seed -> random_seed; tool-call ids made 9-character alphanumeric; no logprobs.',
+  },
+  {
+    slug: 'groq', displayName: 'Groq', defaultBaseUrl: 'https://api.groq.com/openai/v1', chat: single,
+    // Groq rejects logprobs, logit_bias and n > 1: refused before any I/O. Its stream usage is in x_groq.usage.
+    streamOptions: false, policy: { refuse: NO_LOGPROBS, drop: OPENAI_ONLY, maxCompletionTokens: true },
+    body: groqBody, chunk: groqUsage,
+  },
+  {
+    slug: 'together-ai', displayName: 'Together AI', defaultBaseUrl: 'https://api.together.xyz/v1', chat: all,
+    policy: { drop: OPENAI_ONLY }, notes: 'Finishes with `eos`, mapped to stop.',
+  },
+  { slug: 'fireworks-ai', displayName: 'Fireworks AI', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', chat: all, policy: { drop: OPENAI_ONLY } },
+  {
+    slug: 'deepseek', displayName: 'DeepSeek', defaultBaseUrl: 'https://api.deepseek.com', chat: textOnly,
+    // No /v1 in the base URL; reasoning_content stays beside content; JSON output is json_object only.
+    policy: { drop: OPENAI_ONLY, noJsonSchema: true, reasoning: { style: 'thinking', keepEffort: true } },
+  },
+  { slug: 'xai', displayName: 'xAI', defaultBaseUrl: 'https://api.x.ai/v1', chat: all, policy: { drop: OPENAI_ONLY, maxCompletionTokens: true } },
+  {
+    slug: 'perplexity', displayName: 'Perplexity', defaultBaseUrl: 'https://api.perplexity.ai',
+    // Sonar searches the web itself and has no function calling, stop sequences or logprobs.
+    chat: { ...single, tools: false, builtInTools: ['web_search'] }, streamOptions: false,
+    policy: { refuse: ['stop', ...NO_LOGPROBS], drop: [...OPENAI_ONLY, 'seed', 'user', 'parallel_tool_calls', 'tool_choice'] },
+  },
+  {
+    slug: 'openrouter', displayName: 'OpenRouter', defaultBaseUrl: 'https://openrouter.ai/api/v1',
+    chat: { ...single, builtInTools: ['web_search'] }, policy: { reasoning: { style: 'openrouter' } },
+    body: openrouterWebSearch, headers: openrouterHeaders,
+    options: {
+      siteUrl: { type: 'string', description: 'Sent as HTTP-Referer: the site OpenRouter attributes requests to.' },
+      appName: { type: 'string', description: 'Sent as X-Title: the app name OpenRouter shows for requests.' },
+    },
+  },
+  { slug: 'cerebras', displayName: 'Cerebras', defaultBaseUrl: 'https://api.cerebras.ai/v1', chat: textOnly, policy: { drop: OPENAI_ONLY, maxCompletionTokens: true } },
+  { slug: 'sambanova', displayName: 'SambaNova', defaultBaseUrl: 'https://api.sambanova.ai/v1', chat: single, policy: { drop: OPENAI_ONLY } },
+  { slug: 'deepinfra', displayName: 'DeepInfra', defaultBaseUrl: 'https://api.deepinfra.com/v1/openai', chat: all, policy: { drop: OPENAI_ONLY } },
+  { slug: 'nebius', displayName: 'Nebius AI Studio', defaultBaseUrl: 'https://api.studio.nebius.ai/v1', chat: all, policy: { drop: OPENAI_ONLY } },
+  { slug: 'novita-ai', displayName: 'Novita AI', defaultBaseUrl: 'https://api.novita.ai/v3/openai', chat: all, policy: { drop: OPENAI_ONLY } },
+  { slug: 'hyperbolic', displayName: 'Hyperbolic', defaultBaseUrl: 'https://api.hyperbolic.xyz/v1', chat: single, policy: { drop: OPENAI_ONLY } },
+  {
+    slug: 'volcengine', displayName: 'Volcengine Ark', defaultBaseUrl: 'https://ark.cn-beijing.volces.com/api/v3', chat: single,
+    policy: { drop: OPENAI_ONLY, reasoning: { style: 'thinking' } }, notes: 'The model is a model id or an endpoint id (ep-...).',
+  },
+  { slug: 'nscale', displayName: 'nscale', defaultBaseUrl: 'https://inference.api.nscale.com/v1', chat: single, policy: { drop: OPENAI_ONLY } },
+  { slug: 'featherless-ai', displayName: 'Featherless AI', defaultBaseUrl: 'https://api.featherless.ai/v1', chat: textOnly, policy: { drop: OPENAI_ONLY } },
+  {
+    slug: 'moonshot', displayName: 'Moonshot AI (Kimi)', defaultBaseUrl: 'https://api.moonshot.ai/v1', chat: all,
+    policy: { drop: OPENAI_ONLY }, chunk: choiceUsage, notes: 'Streams usage inside choices[0].usage.',
+  },
+  {
+    slug: 'zhipu', displayName: 'Zhipu AI (GLM)', defaultBaseUrl: 'https://open.bigmodel.cn/api/paas/v4',
+    chat: { ...single, builtInTools: ['web_search'] }, policy: { drop: OPENAI_ONLY, refuse: ['logit_bias'], reasoning: { style: 'thinking' } },
+    body: zhipuBody, notes: 'tool_choice is auto only; finish reason `sensitive` is content_filter.',
+  },
+  {
+    slug: 'dashscope', displayName: 'Alibaba Cloud Model Studio (DashScope)', defaultBaseUrl: 'https://dashscope-intl.aliyuncs.com/compatible-mode/v1',
+    chat: { ...all, builtInTools: ['web_search'] }, policy: { drop: OPENAI_ONLY, reasoning: { style: 'enable-thinking' } }, body: dashscopeWebSearch,
+  },
+  {
+    slug: 'siliconflow', displayName: 'SiliconFlow', defaultBaseUrl: 'https://api.siliconflow.cn/v1', chat: single,
+    policy: { drop: OPENAI_ONLY, reasoning: { style: 'enable-thinking' } },
+  },
+  { slug: 'upstage', displayName: 'Upstage', defaultBaseUrl: 'https://api.upstage.ai/v1', chat: textOnly, policy: { drop: OPENAI_ONLY } },
+  {
+    slug: 'ai21', displayName: 'AI21 Labs', defaultBaseUrl: 'https://api.ai21.com/studio/v1', chat: { ...all, vision: false },
+    // Jamba: usage comes in the last chunk unasked; JSON output is json_object only.
+    streamOptions: false, policy: { drop: OPENAI_ONLY, refuse: NO_LOGPROBS, noJsonSchema: true, reasoning: { style: 'none' } },
+  },
+  { slug: 'nvidia-nim', displayName: 'NVIDIA NIM', defaultBaseUrl: 'https://integrate.api.nvidia.com/v1', chat: single, policy: { drop: OPENAI_ONLY } },
+  {
+    slug: 'github-models', displayName: 'GitHub Models', defaultBaseUrl: 'https://models.github.ai/inference', chat: single,
+    policy: { drop: OPENAI_ONLY }, headers: githubHeaders, notes: 'Models are named publisher/model (openai/gpt-4.1); the key is a GitHub token.',
+  },
+  {
+    slug: 'workers-ai', displayName: 'Cloudflare Workers AI', baseUrlTemplate: 'https://api.cloudflare.com/client/v4/accounts/{account}/ai/v1',
+    chat: textOnly, policy: { drop: OPENAI_ONLY },
+  },
+  { slug: 'huggingface', displayName: 'Hugging Face Inference Providers', defaultBaseUrl: 'https://router.huggingface.co/v1', chat: single, policy: { drop: OPENAI_ONLY } },
+  {
+    slug: 'ollama', displayName: 'Ollama', defaultBaseUrl: 'http://localhost:11434/v1', chat: single,
+    policy: { drop: OPENAI_ONLY }, notes: 'No key: no Authorization header unless apiKey is set (a proxy in front, Ollama cloud).',
+  },
+  {
+    slug: 'vllm', displayName: 'vLLM', chat: all, baseUrlTemplate: 'http://{host}:8000/v1',
+    policy: { maxCompletionTokens: true }, notes: 'Operator-supplied base URL; the key is optional (vllm serve --api-key).',
+  },
+  {
+    slug: 'databricks', displayName: 'Databricks Model Serving', baseUrlTemplate: 'https://{workspace}/serving-endpoints', chat: all,
+    // The model is the serving endpoint's name; usage comes in the last chunk unasked.
+    streamOptions: false, policy: { drop: OPENAI_ONLY },
+  },
+];

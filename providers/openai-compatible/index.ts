@@ -1,0 +1,60 @@
+/**
+ * The OpenAI-compatible providers: each catalogue entry becomes a provider definition on the OpenAI
+ * translator (providers/openai/chat.ts), with the entry's policy and quirk hooks plugged in.
+ */
+import { defineProvider, type ChatTranslator, type ProviderDefinition } from '../../core/dispatch/provider.ts';
+import { createOpenAiChat, openaiHeaders } from '../openai/chat.ts';
+import { openaiErrorFromBody } from '../openai/errors.ts';
+import { CATALOGUE, type CompatibleEntry } from './catalogue.ts';
+import { applyReasoning, checkRefusals, normalizeChunk, normalizeCompletion, shapeBody } from './policy.ts';
+
+export function compatibleChat(entry: CompatibleEntry): ChatTranslator {
+  const policy = entry.policy ?? {};
+  return createOpenAiChat({
+    streamOptions: entry.streamOptions ?? true,
+    headers(target) {
+      // Bearer only when a key is configured: ollama and vllm run without one.
+      const headers = openaiHeaders({ ...target, options: {} });
+      return entry.headers ? { ...entry.headers(target), ...headers } : headers;
+    },
+    body(body, request, target) {
+      checkRefusals(policy, request, target);
+      applyReasoning(policy.reasoning ?? { style: 'effort' }, body, request);
+      entry.body?.(body, request, target);
+      shapeBody(policy, body);
+    },
+    completion: normalizeCompletion,
+    chunk(chunk, request) {
+      entry.chunk?.(chunk);
+      normalizeChunk(chunk, request);
+      return chunk;
+    },
+  });
+}
+
+function describe(entry: CompatibleEntry): string {
+  const where = entry.defaultBaseUrl ? `Default base URL ${entry.defaultBaseUrl}.` : `No default base URL: set baseUrl to ${entry.baseUrlTemplate}.`;
+  return `${entry.displayName} (OpenAI-compatible chat). ${where}${entry.notes ? ` ${entry.notes}` : ''}`;
+}
+
+export function compatibleProvider(entry: CompatibleEntry): ProviderDefinition {
+  return defineProvider({
+    slug: entry.slug,
+    family: 'openai-compatible',
+    displayName: entry.displayName,
+    ...(entry.defaultBaseUrl ? { defaultBaseUrl: entry.defaultBaseUrl } : {}),
+    configSchema: { type: 'object', additionalProperties: false, description: describe(entry), properties: entry.options ?? {} },
+    capabilities: { chat: entry.chat },
+    chat: compatibleChat(entry),
+    mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
+  });
+}
+
+export const openAiCompatibleProviders: readonly ProviderDefinition[] = CATALOGUE.map(compatibleProvider);
+
+/** One provider by slug, for tests and for readers who want to see one entry's definition. */
+export function compatibleProviderBySlug(slug: string): ProviderDefinition {
+  const found = openAiCompatibleProviders.find((p) => p.slug === slug);
+  if (!found) throw new Error(`no OpenAI-compatible provider "${slug}"`);
+  return found;
+}
