@@ -1,0 +1,21 @@
+import { defineProvider } from '../../core/dispatch/provider.ts';
+import { geminiChat } from './chat.ts';
+import { geminiError } from './errors.ts';
+
+export default defineProvider({
+  slug: 'gemini',
+  family: 'gemini',
+  displayName: 'Google Gemini API',
+  defaultBaseUrl: 'https://generativelanguage.googleapis.com/v1beta',
+  configSchema: {
+    type: 'object', additionalProperties: false,
+    description: 'Gemini API (Google AI Studio) options: none yet. The API key (apiKey) is sent as x-goog-api-key.',
+    properties: {},
+  },
+  capabilities: {
+    // n maps to candidateCount; web_search and search_grounding to Google Search grounding.
+    chat: { stream: true, tools: true, vision: true, n: true, builtInTools: ['web_search', 'search_grounding', 'code_execution'] },
+  },
+  chat: geminiChat,
+  mapError: (status, body, target) => geminiError(target, status, body),
+});

@@ -1,0 +1,38 @@
+import { defineProvider } from '../../core/dispatch/provider.ts';
+import { anthropicErrorFromBody, messagesOptionProperties } from '../anthropic/index.ts';
+import { geminiError } from '../gemini/errors.ts';
+import { authorizeVertex } from './auth.ts';
+import { VERTEX_ANTHROPIC_VERSION, vertexChat } from './chat.ts';
+
+export default defineProvider({
+  slug: 'vertex-ai',
+  family: 'vertex',
+  displayName: 'Google Vertex AI',
+  // Filled from options.location and options.project when baseUrl is not set.
+  defaultBaseUrl: 'https://{location}-aiplatform.googleapis.com/v1/projects/{project}/locations/{location}',
+  configSchema: {
+    type: 'object', additionalProperties: false,
+    description: 'Vertex AI options. The credential is apiKey (an OAuth access token, sent as Bearer) or serviceAccountKey.',
+    properties: {
+      project: { type: 'string', minLength: 1, description: 'Google Cloud project id; fills {project} in the default base URL.' },
+      location: { type: 'string', minLength: 1, description: 'Vertex AI location (us-central1, europe-west4, global, ...); fills {location} in the default base URL. "global" is served by aiplatform.googleapis.com.' },
+      serviceAccountKey: {
+        type: ['object', 'string'],
+        description: 'A service-account key file (JSON, as a mapping or as text, e.g. ${GOOGLE_SA_KEY}): client_email and private_key sign an RS256 JWT assertion exchanged at token_uri (default https://oauth2.googleapis.com/token) for a cloud-platform access token, cached until it expires. Takes precedence over apiKey.',
+      },
+      anthropicVersion: { type: 'string', minLength: 1, default: VERTEX_ANTHROPIC_VERSION, description: 'anthropic_version sent in the body of Claude requests (rawPredict).' },
+      // Claude models (upstream model claude-*) speak the Messages API: its options apply to them.
+      ...messagesOptionProperties,
+    },
+  },
+  capabilities: {
+    // n (candidateCount) and search_grounding are Gemini's; Claude models refuse them before any I/O.
+    chat: { stream: true, tools: true, vision: true, n: true, builtInTools: ['web_search', 'search_grounding', 'code_execution', 'computer_use'] },
+  },
+  chat: vertexChat,
+  authorize: authorizeVertex,
+  // Vertex's own errors are Google's {error: {code, message, status}}; Claude's are Anthropic's {type: error, error}.
+  mapError: (status, body, target) => ((body as { type?: unknown } | null)?.type === 'error'
+    ? anthropicErrorFromBody(target, status, body)
+    : geminiError(target, status, body)),
+});
