@@ -18,7 +18,7 @@ const CHECKSUM = 4;
 /** Far above any event a model streams; a corrupt length must not make the decoder wait for gigabytes. */
 const MAX_MESSAGE = 16 * 1024 * 1024;
 
-/** Bytes -> messages. Keeps a partial message between reads. */
+/** Bytes -> messages. Keeps a partial message between reads; a message's payload is a view of the read. */
 export class MessageDecoder {
   private buffer: Uint8Array = new Uint8Array(0);
 
@@ -42,6 +42,8 @@ export class MessageDecoder {
       });
       this.buffer = this.buffer.subarray(total);
     }
+    // A partial message kept for the next read must not alias the caller's bytes, which it may reuse.
+    if (this.buffer.length > 0 && this.buffer.buffer === bytes.buffer) this.buffer = this.buffer.slice();
     return messages;
   }
 
