@@ -1,0 +1,34 @@
+/** Cohere's v2 chat API (/v2/chat): its own message, tool and stream-event shapes. */
+import { defineProvider } from '../../core/dispatch/provider.ts';
+import { cohereError } from './errors.ts';
+import { cohereBody, cohereHeaders } from './request.ts';
+import { cohereCompletion } from './response.ts';
+import { cohereStreamDecoder } from './stream.ts';
+
+export default defineProvider({
+  slug: 'cohere',
+  family: 'cohere',
+  displayName: 'Cohere',
+  defaultBaseUrl: 'https://api.cohere.com',
+  configSchema: {
+    type: 'object', additionalProperties: false,
+    description: 'Cohere options. The API key (apiKey) is sent as a bearer token.',
+    properties: {
+      clientName: { type: 'string', description: 'Sent as X-Client-Name, which Cohere uses to attribute traffic.' },
+      safetyMode: { type: 'string', enum: ['CONTEXTUAL', 'STRICT', 'OFF'], description: "Cohere's safety_mode for every chat request (Cohere's default: CONTEXTUAL)." },
+    },
+  },
+  capabilities: {
+    // No n (one generation per call); images go to vision models (command-a-vision) as image_url parts.
+    chat: { stream: true, tools: true, vision: true, n: false },
+  },
+  chat: {
+    toUpstream: (request, target, stream) => ({
+      method: 'POST', path: '/v2/chat', headers: cohereHeaders(target, stream), body: JSON.stringify(cohereBody(request, target, stream)),
+    }),
+    fromUpstream: (body, target) => cohereCompletion(body, target),
+    streamFormat: 'sse',
+    streamDecoder: (target) => cohereStreamDecoder(target),
+  },
+  mapError: (status, body, target) => cohereError(target, status, body),
+});
