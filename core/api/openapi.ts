@@ -4,7 +4,7 @@
  */
 import Router from '@koa/router';
 import type { JsonSchema } from '../config/schema.ts';
-import { ERROR_CATALOGUE } from '../errors.ts';
+import { ERROR_CATALOGUE, type ErrorEnvelope } from '../errors.ts';
 import type { EndpointDefinition } from '../ingress/endpoint.ts';
 import { ADMIN_PREFIX } from './admin/index.ts';
 import { adminRoutes, type AdminRoute } from './admin/routes.ts';
@@ -29,6 +29,27 @@ const errorResponse = (description: string) => ({
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 });
 
+/** The Messages-style and legacy envelopes (core/errors.ts renderError), for the endpoints that answer in them. */
+const envelopeSchemas: Record<Exclude<ErrorEnvelope, 'canonical'>, JsonSchema> = {
+  messages: {
+    type: 'object', required: ['type', 'error'],
+    properties: { type: { type: 'string', enum: ['error'] }, error: { type: 'object', required: ['type', 'message'], properties: { type: { type: 'string' }, message: { type: 'string' } } } },
+  },
+  legacy: {
+    type: 'object', required: ['error'],
+    properties: { error: { type: 'object', required: ['message', 'type'], properties: { message: { type: 'string' }, type: { type: 'string' } } } },
+  },
+};
+const envelopeRef = { messages: 'MessagesError', legacy: 'LegacyError' } as const;
+
+/** A runtime error in the endpoint's envelope; with `orCanonical`, also the canonical one (400: validation). */
+function envelopeResponse(description: string, envelope: ErrorEnvelope, orCanonical = false) {
+  if (envelope === 'canonical') return errorResponse(description);
+  const own = { $ref: `#/components/schemas/${envelopeRef[envelope]}` };
+  const schema = orCanonical ? { oneOf: [{ $ref: '#/components/schemas/Error' }, own] } : own;
+  return { description, content: { 'application/json': { schema } } };
+}
+
 const jsonContent = (schema: JsonSchema) => ({ 'application/json': { schema } });
 
 function endpointOperation(endpoint: EndpointDefinition) {
@@ -40,27 +61,34 @@ function endpointOperation(endpoint: EndpointDefinition) {
     if (response.schema) entry.content[response.contentType ?? 'application/json'] = { schema: response.schema };
   }
   const errors = {
-    '400': errorResponse('Validation failed (VALIDATION_ERROR) or the provider cannot do this (CAPABILITY_NOT_SUPPORTED).'),
+    '400': envelopeResponse('Validation failed (VALIDATION_ERROR, always the canonical envelope) or the provider cannot do this (CAPABILITY_NOT_SUPPORTED).', endpoint.errorEnvelope, true),
     '401': errorResponse('No or invalid credential.'),
     '403': errorResponse('The credential lacks the capability.'),
-    '404': errorResponse('Unknown model.'),
-    '413': errorResponse('Body over the route limit.'),
-    '502': errorResponse('The provider failed.'),
-    '503': errorResponse('The provider is unavailable (breaker open).'),
-    '504': errorResponse('The provider timed out.'),
+    '404': envelopeResponse('Unknown model.', endpoint.errorEnvelope),
+    '413': envelopeResponse('Body over the route limit.', endpoint.errorEnvelope),
+    '502': envelopeResponse('The provider failed.', endpoint.errorEnvelope),
+    '503': envelopeResponse('The provider is unavailable (breaker open).', endpoint.errorEnvelope),
+    '504': envelopeResponse('The provider timed out.', endpoint.errorEnvelope),
   };
+  const description = [endpoint.capability ? `Requires the \`${endpoint.capability}\` capability.` : '', endpoint.description ?? ''].filter(Boolean).join(' ');
+  const parameters = [...toOpenApiPath(endpoint.routePattern ?? endpoint.path).matchAll(/\{(\w+)\}/g)].map((m) => ({
+    name: m[1], in: 'path', required: true, schema: { type: 'string' },
+    ...(endpoint.routePattern?.includes(`*${m[1]}`) ? { description: 'The rest of the path, slashes included, as sent.' } : {}),
+  }));
   return {
     summary: endpoint.summary,
-    ...(endpoint.capability ? { description: `Requires the \`${endpoint.capability}\` capability.` } : {}),
+    ...(description ? { description } : {}),
     security: [{ bearerAuth: [] }, { apiKeyHeader: [] }, { cookieAuth: [] }],
+    ...(parameters.length > 0 ? { parameters } : {}),
     ...(endpoint.requestSchema ? { requestBody: { required: true, content: jsonContent(endpoint.requestSchema) } } : {}),
+    ...(endpoint.rawBody ? { requestBody: { required: false, content: { '*/*': { schema: { type: 'string', format: 'binary' } } } } } : {}),
     responses: { ...responses, ...errors },
   };
 }
 
-/** `/keys/:id` -> `/keys/{id}` */
+/** `/keys/:id` -> `/keys/{id}`; a wildcard `/*rest` -> `/{rest}` (OpenAPI has no wildcard: see its description). */
 export function toOpenApiPath(path: string): string {
-  return path.replace(/:([A-Za-z_]\w*)/g, '{$1}');
+  return path.replace(/[:*]([A-Za-z_]\w*)/g, '{$1}');
 }
 
 const listSchema = (items: JsonSchema | undefined): JsonSchema => ({
@@ -101,7 +129,8 @@ function adminOperation(route: AdminRoute) {
 export function buildOpenApiDocument(endpoints: readonly EndpointDefinition[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const endpoint of endpoints) {
-    paths[endpoint.path] = { ...(paths[endpoint.path] ?? {}), [endpoint.method.toLowerCase()]: endpointOperation(endpoint) };
+    const path = toOpenApiPath(endpoint.routePattern ?? endpoint.path);
+    paths[path] = { ...(paths[path] ?? {}), [endpoint.method.toLowerCase()]: endpointOperation(endpoint) };
   }
   for (const route of adminRoutes) {
     const path = ADMIN_PREFIX + toOpenApiPath(route.path);
@@ -122,7 +151,7 @@ export function buildOpenApiDocument(endpoints: readonly EndpointDefinition[], v
     servers: [{ url: '/' }],
     paths,
     components: {
-      schemas: { Error: errorSchema },
+      schemas: { Error: errorSchema, MessagesError: envelopeSchemas.messages, LegacyError: envelopeSchemas.legacy },
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (aigw_sk_...) or a JWT.' },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key.' },

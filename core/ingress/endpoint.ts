@@ -5,21 +5,35 @@
  */
 import type { CanonicalRequest } from '../canonical/chat.ts';
 import type { JsonSchema } from '../config/schema.ts';
+import type { GatewayConfig } from '../config/types.ts';
+import type { Breakers } from '../dispatch/breakers.ts';
+import type { ProviderIO } from '../dispatch/provider.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
 import type { RoutingTable } from '../dispatch/routing.ts';
+import type { UpstreamClient } from '../dispatch/upstream.ts';
 import type { ErrorEnvelope } from '../errors.ts';
 import type { GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
 
 interface EndpointBase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** The route's name: what pipelines.yaml `routes` lists and the capability table names. */
   path: string;
+  /**
+   * The router pattern, when it is not `path`: a route with parameters or a wildcard (the passthrough is named
+   * `/proxy` and served at `/proxy/:provider/*path`). /openapi.json documents this pattern.
+   */
+  routePattern?: string;
   /** The capability a key needs, or null (GET /v1/models). */
   capability: string | null;
   summary: string;
+  /** Longer text for /openapi.json. */
+  description?: string;
   errorEnvelope: ErrorEnvelope;
   /** Largest accepted body; larger ones get 413 before they are read in full. Default: server.jsonBodyLimitBytes. */
   bodyLimitBytes?: number;
   requestSchema?: JsonSchema;
+  /** The body is of any content type and is streamed, not parsed (the passthrough); for /openapi.json. */
+  rawBody?: boolean;
   /** Response schemas by status, for /openapi.json. */
   responses: Record<string, { description: string; schema?: JsonSchema; contentType?: string }>;
 }
@@ -38,6 +52,11 @@ export interface LocalEndpointDeps {
   providers: ProviderRegistry;
   /** When the configuration was loaded (ms since the epoch). */
   loadedAt: number;
+  config: GatewayConfig;
+  /** The dispatcher's own upstream client, breakers and provider I/O, for endpoints that call providers. */
+  upstream: UpstreamClient;
+  breakers: Breakers;
+  io: ProviderIO;
 }
 
 export interface LocalEndpoint extends EndpointBase {

@@ -11,8 +11,8 @@ import { chatConfig, startTestGateway, type TestGateway } from '../helpers/gatew
 type Operation = { requestBody?: { required?: boolean; content?: Record<string, { schema?: unknown }> }; responses?: Record<string, unknown> };
 type Doc = { openapi: string; info: { title: string; version: string }; paths: Record<string, Record<string, Operation>> };
 
-/** Koa's `:param` is OpenAPI's `{param}`. */
-const toOpenApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
+/** Koa's `:param` (and a wildcard `*rest`) is OpenAPI's `{param}`. */
+const toOpenApiPath = (path: string) => path.replace(/[:*](\w+)/g, '{$1}');
 
 describe('GET /openapi.json', () => {
   let gw: TestGateway;
@@ -70,7 +70,7 @@ describe('GET /openapi.json', () => {
   test('every endpoint is documented with its method and its request schema', () => {
     assert.ok(endpoints.length > 0);
     for (const endpoint of endpoints) {
-      const path = toOpenApiPath(endpoint.path);
+      const path = toOpenApiPath(endpoint.routePattern ?? endpoint.path);
       const operation = doc.paths[path]?.[endpoint.method.toLowerCase()];
       assert.ok(operation, `${endpoint.method} ${path} is in the document`);
       if (endpoint.requestSchema) {
