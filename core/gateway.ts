@@ -102,9 +102,10 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   }
 
   const routing = new RoutingTable(config, (slug) => loaded.providers.get(slug)?.defaultBaseUrl);
+  const io = createProviderIO(upstream, clock.now);
   const dispatcher = createDispatcher({
     routing, providers: loaded.providers, upstream, breakers, retry: config.routing,
-    io: createProviderIO(upstream, clock.now),
+    io,
     gatewayTools: new Map(),
   });
   const traffic = createTraffic();
@@ -132,11 +133,12 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   function dataPlaneRouter(): Router {
     const router = new Router();
     const clientIp = clientIpResolver(config.server);
+    const localDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io };
     for (const endpoint of endpoints) {
       const pipeline = pipelineForRoute(config, endpoint.path);
-      const last = endpoint.kind === 'dispatch' ? dispatcher : endpoint.handler({ routing, providers: loaded.providers, loadedAt });
+      const last = endpoint.kind === 'dispatch' ? dispatcher : endpoint.handler(localDeps);
       const chain = [routeEntry(endpoint, pipeline.name, config.server.jsonBodyLimitBytes, logger, clientIp), ...pipelines.get(pipeline.name)!, last];
-      router.register(endpoint.path, [endpoint.method], chain as unknown as Koa.Middleware[]);
+      router.register(endpoint.routePattern ?? endpoint.path, [endpoint.method], chain as unknown as Koa.Middleware[]);
     }
     return router;
   }

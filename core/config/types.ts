@@ -8,6 +8,8 @@ export interface ServerConfig {
   /** Addresses and CIDR ranges of the proxies whose X-Forwarded-For entries are believed. */
   trustedProxies: string[];
   jsonBodyLimitBytes: number;
+  /** Largest request body the passthrough streams upstream. */
+  proxyBodyLimitBytes: number;
   pluginSetupTimeoutMs: number;
 }
 

@@ -1,4 +1,5 @@
 /** HTTP to providers: one undici agent with keep-alive pools per origin, and the configured timeouts. */
+import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../config/types.ts';
 import type { UpstreamRequest } from './provider.ts';
@@ -26,7 +27,8 @@ export class UpstreamClient {
     });
   }
 
-  send(baseUrl: string, request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamResponse> {
+  /** `stream`: a body streamed as it arrives instead of `request.body` (the passthrough). */
+  send(baseUrl: string, request: UpstreamRequest, signal: AbortSignal, stream?: Readable): Promise<UpstreamResponse> {
     const absolute = /^https?:\/\//i.test(request.path);
     const base = this.base(absolute ? request.path : baseUrl);
     return this.agent.request({
@@ -34,7 +36,7 @@ export class UpstreamClient {
       path: absolute ? base.pathPrefix || '/' : base.pathPrefix + request.path,
       method: request.method,
       headers: request.headers,
-      body: request.body ?? null,
+      body: stream ?? request.body ?? null,
       signal,
     });
   }

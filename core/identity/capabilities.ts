@@ -1,8 +1,9 @@
 /**
- * The spec's capability table: which capability a key needs for which endpoints. Every endpoint declares its
- * capability, and a test holds each declaration to this table.
+ * The capability table: which capability a key needs for which endpoints. The spec's 15 rows, then the
+ * gateway's own extensions. Every endpoint declares its capability, and a test holds each declaration to this
+ * table.
  */
-export const CAPABILITY_ENDPOINTS = {
+export const SPEC_CAPABILITY_ENDPOINTS = {
   chat: ['/v1/chat/completions', '/v1/messages'],
   completions: ['/v1/completions'],
   embeddings: ['/v1/embeddings'],
@@ -20,9 +21,24 @@ export const CAPABILITY_ENDPOINTS = {
   'budget:read': ['/v1/budget'],
 } as const;
 
+/**
+ * Beyond the spec. `proxy`: the passthrough to a provider's native API (/proxy/<provider>/...), which spends the
+ * gateway's provider credential on any call the provider accepts. Keys get it only when created with it, and
+ * JWT callers only when auth.jwt.capabilities lists it (it is not in that default).
+ */
+export const EXTENSION_CAPABILITY_ENDPOINTS = {
+  proxy: ['/proxy'],
+} as const;
+
+export const CAPABILITY_ENDPOINTS = { ...SPEC_CAPABILITY_ENDPOINTS, ...EXTENSION_CAPABILITY_ENDPOINTS } as const;
+
 export type Capability = keyof typeof CAPABILITY_ENDPOINTS;
 
+/** Every capability a key may be given: the spec's 15, then the extensions. */
 export const CAPABILITIES = Object.keys(CAPABILITY_ENDPOINTS) as Capability[];
+
+/** The spec's 15 capabilities, in its order: what JWT callers get by default. */
+export const SPEC_CAPABILITIES = Object.keys(SPEC_CAPABILITY_ENDPOINTS) as Capability[];
 
 /** The capability the table gives a path (a path under a listed prefix counts), or null (GET /v1/models). */
 export function capabilityFor(path: string): Capability | null {

@@ -9,7 +9,9 @@ import { after, before, describe, test } from 'node:test';
 import { SignJWT, type JWTPayload } from 'jose';
 import { ConfigError } from '../../core/config/document.ts';
 import { parseConfig } from '../../core/config/load.ts';
-import { CAPABILITIES, CAPABILITY_ENDPOINTS, capabilityFor } from '../../core/identity/capabilities.ts';
+import {
+  CAPABILITIES, CAPABILITY_ENDPOINTS, capabilityFor, EXTENSION_CAPABILITY_ENDPOINTS, SPEC_CAPABILITIES as CODE_SPEC_CAPABILITIES, SPEC_CAPABILITY_ENDPOINTS,
+} from '../../core/identity/capabilities.ts';
 import { endpoints } from '../../core/ingress/endpoints.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
 import { ADMIN_TOKEN, chatConfig, postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -496,7 +498,7 @@ describe('JWT auth on (HS256, every capability), driven by a movable clock', () 
       }
     });
 
-    test('a JWT caller (default auth.jwt.capabilities: all of them) gets 200 on chat and models', async () => {
+    test('a JWT caller (default auth.jwt.capabilities: the spec\'s 15) gets 200 on chat and models', async () => {
       const jwt = await mint();
       assertOk(await h.chat(bearer(jwt)));
       const listed = await h.models(bearer(jwt));
@@ -649,10 +651,17 @@ describe('JWT auth off (no secret)', () => {
 });
 
 describe('the capability table', () => {
-  test('is the spec\'s table, with the 15 spec capabilities in its order', () => {
-    assert.deepEqual(CAPABILITY_ENDPOINTS, SPEC_TABLE);
-    assert.deepEqual(CAPABILITIES, SPEC_CAPABILITIES);
-    assert.equal(CAPABILITIES.length, 15);
+  test('is the spec\'s table, with the 15 spec capabilities in its order, then the one gateway extension (proxy)', () => {
+    assert.deepEqual(SPEC_CAPABILITY_ENDPOINTS, SPEC_TABLE);
+    assert.deepEqual(CODE_SPEC_CAPABILITIES, SPEC_CAPABILITIES);
+    assert.equal(CODE_SPEC_CAPABILITIES.length, 15);
+    // Beyond the spec: the passthrough to providers' native APIs (docs/security.md). Nothing else is added.
+    assert.deepEqual(EXTENSION_CAPABILITY_ENDPOINTS, { proxy: ['/proxy'] });
+    assert.deepEqual(CAPABILITY_ENDPOINTS, { ...SPEC_TABLE, proxy: ['/proxy'] });
+    assert.deepEqual(CAPABILITIES, [...SPEC_CAPABILITIES, 'proxy']);
+    assert.equal(capabilityFor('/proxy'), 'proxy');
+    assert.equal(capabilityFor('/proxy/openai/v1/files'), 'proxy');
+    assert.equal(capabilityFor('/proxyX'), null);
   });
 
   test('capabilityFor: every listed path and the paths under it; nothing else', () => {
