@@ -1,9 +1,11 @@
 /** aigw start | validate | migrate, and the admin commands of cli/admin-commands.ts */
+import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { AdminCallError } from './cli/admin-client.ts';
 import { ADMIN_GROUPS, ADMIN_USAGE, adminCommand, UsageError } from './cli/admin-commands.ts';
 import { ConfigError } from './config/document.ts';
 import { loadConfig } from './config/load.ts';
+import { renderProviderTable, withProviderTable } from './dispatch/provider-table.ts';
 import { createGateway } from './gateway.ts';
 import { createLogger } from './logger.ts';
 import { migrate } from './store/migrate.ts';
@@ -15,6 +17,8 @@ commands:
   start [--config FILE]            serve the gateway (default config: $AIGW_CONFIG or ./pipelines.yaml)
   validate [FILE]                  check a config file; exit 0 when valid, 1 with file:line:col errors
   migrate [--config FILE]          apply database migrations and exit
+  providers [--config FILE] [--write FILE]
+                                   print the registered providers as a markdown table, or rewrite it in FILE
 ${ADMIN_USAGE}`;
 
 async function main(argv: string[]): Promise<number> {
@@ -23,6 +27,7 @@ async function main(argv: string[]): Promise<number> {
     case 'start': return start(rest);
     case 'validate': return validate(rest);
     case 'migrate': return migrateCommand(rest);
+    case 'providers': return providersCommand(rest);
     case undefined: case '-h': case '--help': case 'help':
       process.stdout.write(USAGE);
       return command === undefined ? 1 : 0;
@@ -74,6 +79,19 @@ async function validate(args: string[]): Promise<number> {
   const file = positionals[0] ?? values.config;
   await loadConfig({ file });
   process.stdout.write(`${file ?? process.env.AIGW_CONFIG ?? 'pipelines.yaml'}: valid\n`);
+  return 0;
+}
+
+async function providersCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { config: { type: 'string', short: 'c' }, write: { type: 'string' } }, strict: true });
+  const loaded = await loadConfig({ file: values.config });
+  const table = renderProviderTable(loaded.providers.list());
+  if (!values.write) {
+    process.stdout.write(`${table}\n`);
+    return 0;
+  }
+  await writeFile(values.write, withProviderTable(await readFile(values.write, 'utf8').catch(() => ''), table));
+  process.stdout.write(`${values.write}: ${loaded.providers.list().length} providers\n`);
   return 0;
 }
 
