@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../../core/canonical/chat.ts';
 import type { ProviderDefinition, ProviderTarget } from '../../core/dispatch/provider.ts';
@@ -210,6 +211,7 @@ export function runConformance(target: ConformanceTarget): void {
     let fake: WireFake;
     let gw: TestGateway;
     let client: OpenAI;
+    let messagesClient: Anthropic;
 
     before(async () => {
       fake = await startWireFake(target);
@@ -231,7 +233,9 @@ pipelines:
     routes: [/v1/chat/completions]
     plugins: [auth]
 `, { env: target.env ?? {} });
-      client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: await gw.createKey(), maxRetries: 0 });
+      const key = await gw.createKey();
+      client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+      messagesClient = new Anthropic({ baseURL: gw.url, apiKey: key, maxRetries: 0 });
     });
     after(async () => {
       await gw?.close();
@@ -280,6 +284,33 @@ pipelines:
         checkSummary(target, fixture, target.wire.summarize(fake.requests.at(-1)!), true, upstreamModel);
       });
     }
+
+    test('through the Messages API (@anthropic-ai/sdk): text, and a tool call where the provider has tools', async () => {
+      const plain = FIXTURES[0]!;
+      fake.mode = { kind: 'answer', answer: plain.answer };
+      const message = await messagesClient.messages.create({ model: CONFORMANCE_MODEL, max_tokens: 200, messages: [{ role: 'user', content: 'Say hello' }] });
+      assert.deepEqual(message.content, [{ type: 'text', text: plain.answer.text }]);
+      assert.equal(message.stop_reason, 'end_turn');
+      assert.deepEqual([message.usage.input_tokens, message.usage.output_tokens], [plain.answer.usage.prompt, plain.answer.usage.completion]);
+      if (provider.capabilities.chat?.stream) {
+        const stream = messagesClient.messages.stream({ model: CONFORMANCE_MODEL, max_tokens: 200, messages: [{ role: 'user', content: 'Say hello' }] });
+        assert.equal(await stream.finalText(), plain.answer.text);
+      }
+      const toolFixture = FIXTURES.find((f) => f.name === 'a tool call')!;
+      if (!provider.capabilities.chat?.tools || target.without?.[toolFixture.name]) return;
+      fake.mode = { kind: 'answer', answer: toolFixture.answer };
+      const tools = [{ name: 'get_weather', description: 'Current weather for a city', input_schema: { type: 'object' as const, properties: { location: { type: 'string' } }, required: ['location'] } }];
+      const called = await messagesClient.messages.create({ model: CONFORMANCE_MODEL, max_tokens: 200, tools, messages: [{ role: 'user', content: 'Weather in Paris?' }] });
+      assert.equal(called.stop_reason, 'tool_use');
+      const uses = called.content.filter((b) => b.type === 'tool_use');
+      assert.deepEqual(uses.map((b) => ({ name: b.name, input: b.input })), [{ name: 'get_weather', input: { location: 'Paris' } }]);
+      if (provider.capabilities.chat?.stream) {
+        // The spec's known streaming behaviour: tool calls are dropped from a Messages stream.
+        const stream = messagesClient.messages.stream({ model: CONFORMANCE_MODEL, max_tokens: 200, tools, messages: [{ role: 'user', content: 'Weather in Paris?' }] });
+        const final = await stream.finalMessage();
+        assert.ok(final.content.every((b) => b.type === 'text'), JSON.stringify(final.content));
+      }
+    });
 
     if (provider.capabilities.chat?.stream) {
       test('its stream decodes the same with the bytes split at every boundary', async () => {
