@@ -78,7 +78,10 @@ export function withCredential(entry: PassthroughEntry, headers: Record<string, 
     ? provider.passthroughHeaders(target)
     : provider.authorize || !target.apiKey ? {} : { authorization: `Bearer ${target.apiKey}` };
   const merged = { ...headers };
-  for (const [name, value] of [...Object.entries(target.headers), ...Object.entries(credential)]) merged[name.toLowerCase()] = value;
+  for (const [name, value] of [...Object.entries(target.headers), ...Object.entries(credential)]) {
+    // A translator's header builder sets its own JSON content type; a passthrough body keeps the caller's.
+    if (name.toLowerCase() !== 'content-type') merged[name.toLowerCase()] = value;
+  }
   return merged;
 }
 

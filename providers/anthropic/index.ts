@@ -4,7 +4,7 @@
  * `anthropic_version`), read answers with parseMessagesResponse and streams with createMessagesStreamDecoder.
  */
 import { defineProvider } from '../../core/dispatch/provider.ts';
-import { ANTHROPIC_VERSION, anthropicChat } from './chat.ts';
+import { ANTHROPIC_VERSION, anthropicChat, anthropicHeaders } from './chat.ts';
 import { anthropicErrorFromBody } from './errors.ts';
 import { messagesOptionProperties } from './options.ts';
 
@@ -32,5 +32,6 @@ export default defineProvider({
     chat: { stream: true, tools: true, vision: true, n: false, builtInTools: ['web_search', 'code_execution', 'computer_use'] },
   },
   chat: anthropicChat,
+  passthroughHeaders: (target) => anthropicHeaders(target, []),
   mapError: (status, body, target) => anthropicErrorFromBody(target, status, body),
 });

@@ -32,16 +32,29 @@ function dropFilterOnlyChunk(chunk: ChatCompletionChunk): ChatCompletionChunk | 
   return chunk.choices.length === 0 && !chunk.usage ? null : chunk;
 }
 
+export function azureOpenAiHeaders(target: ProviderTarget): Record<string, string> {
+  const headers = baseHeaders(target);
+  if (target.apiKey) headers['api-key'] = target.apiKey;
+  return headers;
+}
+
+export function azureAiHeaders(target: ProviderTarget): Record<string, string> {
+  const { auth, extraParameters } = target.options as AzureAiOptions;
+  const headers = baseHeaders(target);
+  if (target.apiKey) {
+    if (auth === 'bearer') headers.authorization = `Bearer ${target.apiKey}`;
+    else headers['api-key'] = target.apiKey;
+  }
+  if (extraParameters) headers['extra-parameters'] = extraParameters;
+  return headers;
+}
+
 export const azureOpenAiChat: ChatTranslator = createOpenAiChat({
   path(target) {
     const version = (target.options as AzureOpenAiOptions).apiVersion ?? AZURE_OPENAI_API_VERSION;
     return `/deployments/${encodeURIComponent(azureDeployment(target))}/chat/completions?api-version=${encodeURIComponent(version)}`;
   },
-  headers(target) {
-    const headers = baseHeaders(target);
-    if (target.apiKey) headers['api-key'] = target.apiKey;
-    return headers;
-  },
+  headers: azureOpenAiHeaders,
   body(body) {
     delete body.model;
   },
@@ -53,15 +66,6 @@ export const azureAiChat: ChatTranslator = createOpenAiChat({
     const version = (target.options as AzureAiOptions).apiVersion ?? AZURE_AI_API_VERSION;
     return `/chat/completions?api-version=${encodeURIComponent(version)}`;
   },
-  headers(target) {
-    const { auth, extraParameters } = target.options as AzureAiOptions;
-    const headers = baseHeaders(target);
-    if (target.apiKey) {
-      if (auth === 'bearer') headers.authorization = `Bearer ${target.apiKey}`;
-      else headers['api-key'] = target.apiKey;
-    }
-    if (extraParameters) headers['extra-parameters'] = extraParameters;
-    return headers;
-  },
+  headers: azureAiHeaders,
   chunk: dropFilterOnlyChunk,
 });

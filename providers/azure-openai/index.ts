@@ -3,7 +3,7 @@
  * *.services.ai.azure.com/models). Both base URLs hold the resource name, so neither has a default.
  */
 import { defineProvider } from '../../core/dispatch/provider.ts';
-import { AZURE_AI_API_VERSION, AZURE_OPENAI_API_VERSION, azureAiChat, azureOpenAiChat } from './chat.ts';
+import { AZURE_AI_API_VERSION, AZURE_OPENAI_API_VERSION, azureAiChat, azureAiHeaders, azureOpenAiChat, azureOpenAiHeaders } from './chat.ts';
 import { azureErrorFromBody } from './errors.ts';
 
 export const azureOpenAi = defineProvider({
@@ -26,6 +26,7 @@ export const azureOpenAi = defineProvider({
   },
   capabilities: { chat: { stream: true, tools: true, vision: true, n: true } },
   chat: azureOpenAiChat,
+  passthroughHeaders: azureOpenAiHeaders,
   mapError: (status, body, target) => azureErrorFromBody(target, status, body),
 });
 
@@ -53,6 +54,7 @@ export const azureAi = defineProvider({
   },
   capabilities: { chat: { stream: true, tools: true, vision: true, n: true } },
   chat: azureAiChat,
+  passthroughHeaders: azureAiHeaders,
   mapError: (status, body, target) => azureErrorFromBody(target, status, body),
 });
 

@@ -36,11 +36,10 @@ export function generativeLanguageModelPath(target: ProviderTarget): string {
   return `/${model.split('/').map(encodeURIComponent).join('/')}`;
 }
 
-export const geminiChat = geminiChatTranslator({
-  modelPath: generativeLanguageModelPath,
-  headers(target) {
-    const headers: Record<string, string> = { 'content-type': 'application/json', ...target.headers };
-    if (target.apiKey) headers['x-goog-api-key'] = target.apiKey;
-    return headers;
-  },
-});
+export function geminiApiHeaders(target: ProviderTarget): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...target.headers };
+  if (target.apiKey) headers['x-goog-api-key'] = target.apiKey;
+  return headers;
+}
+
+export const geminiChat = geminiChatTranslator({ modelPath: generativeLanguageModelPath, headers: geminiApiHeaders });

@@ -1,5 +1,5 @@
 import { defineProvider } from '../../core/dispatch/provider.ts';
-import { geminiChat } from './chat.ts';
+import { geminiApiHeaders, geminiChat } from './chat.ts';
 import { geminiError } from './errors.ts';
 
 export default defineProvider({
@@ -17,5 +17,6 @@ export default defineProvider({
     chat: { stream: true, tools: true, vision: true, n: true, builtInTools: ['web_search', 'search_grounding', 'code_execution'] },
   },
   chat: geminiChat,
+  passthroughHeaders: geminiApiHeaders,
   mapError: (status, body, target) => geminiError(target, status, body),
 });

@@ -1,5 +1,5 @@
 import { defineProvider } from '../../core/dispatch/provider.ts';
-import { openaiChat } from './chat.ts';
+import { openaiChat, openaiHeaders } from './chat.ts';
 import { openaiErrorFromBody } from './errors.ts';
 
 export default defineProvider({
@@ -19,5 +19,6 @@ export default defineProvider({
     chat: { stream: true, tools: true, vision: true, n: true, builtInTools: ['web_search'] },
   },
   chat: openaiChat,
+  passthroughHeaders: openaiHeaders,
   mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
 });
