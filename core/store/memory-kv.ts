@@ -1,4 +1,5 @@
-import type { KV } from './kv.ts';
+import type { KV, WindowAdmission } from './kv.ts';
+import { MemoryWindows } from './memory-window.ts';
 
 interface Entry {
   value: string;
@@ -12,8 +13,10 @@ export class MemoryKv implements KV {
   readonly kind = 'memory' as const;
   private readonly entries = new Map<string, Entry>();
   private readonly sweeper: NodeJS.Timeout;
+  private readonly windows: MemoryWindows;
 
   constructor(private readonly now: () => number = Date.now) {
+    this.windows = new MemoryWindows(now);
     this.sweeper = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
     this.sweeper.unref();
   }
@@ -59,14 +62,35 @@ export class MemoryKv implements KV {
     return next;
   }
 
+  async windowAdmit(key: string, id: string, cost: number, limit: number, windowMs: number): Promise<WindowAdmission> {
+    return this.windows.admit(key, id, cost, limit, windowMs);
+  }
+
+  async windowAdjust(key: string, id: string, cost: number): Promise<void> {
+    this.windows.adjust(key, id, cost);
+  }
+
+  async counterAdd(key: string, amount: number, ceiling: number | null, ttlMs?: number): Promise<{ applied: boolean; value: number }> {
+    const entry = this.live(key);
+    if (entry && !/^-?\d+$/.test(entry.value)) throw new Error(`value at ${key} is not an integer`);
+    const value = entry ? Number(entry.value) : 0;
+    if (ceiling !== null && amount > 0 && value + amount > ceiling) return { applied: false, value };
+    const next = value + amount;
+    if (entry) entry.value = String(next);
+    else this.entries.set(key, { value: String(next), expiresAt: ttlMs ? this.now() + ttlMs : 0 });
+    return { applied: true, value: next };
+  }
+
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.entries.clear();
+    this.windows.clear();
   }
 
   private sweep(): void {
+    this.windows.sweep();
     const now = this.now();
     for (const [key, entry] of this.entries) {
       if (entry.expiresAt !== 0 && entry.expiresAt <= now) this.entries.delete(key);

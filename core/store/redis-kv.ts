@@ -1,11 +1,8 @@
 import { Redis } from 'ioredis';
-import type { KV } from './kv.ts';
+import type { KV, WindowAdmission } from './kv.ts';
+import { COUNTER_ADD, INCR_WITH_TTL, WINDOW_ADJUST, WINDOW_ADMIT } from './redis-scripts.ts';
 
-// INCRBY and the first-time PEXPIRE in one step, so a key can never be left without its TTL.
-const INCR_WITH_TTL = `
-local v = redis.call('INCRBY', KEYS[1], ARGV[1])
-if tonumber(ARGV[2]) > 0 and redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return v`;
+type Script = (...args: Array<string | number>) => Promise<unknown>;
 
 export class RedisKv implements KV {
   readonly kind = 'redis' as const;
@@ -25,6 +22,9 @@ export class RedisKv implements KV {
     redis.on('error', () => {});
     await redis.connect();
     redis.defineCommand('aigwIncrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL });
+    redis.defineCommand('aigwCounterAdd', { numberOfKeys: 1, lua: COUNTER_ADD });
+    redis.defineCommand('aigwWindowAdmit', { numberOfKeys: 3, lua: WINDOW_ADMIT });
+    redis.defineCommand('aigwWindowAdjust', { numberOfKeys: 3, lua: WINDOW_ADJUST });
     return new RedisKv(redis, prefix);
   }
 
@@ -45,9 +45,33 @@ export class RedisKv implements KV {
     await this.redis.del(this.prefix + key);
   }
 
+  private script(name: string): Script {
+    const command = (this.redis as unknown as Record<string, Script>)[name]!;
+    return (...args) => command.apply(this.redis, args);
+  }
+
+  /** A window's three keys share one hash tag, so the script's keys sit in one slot of a Redis Cluster too. */
+  private windowKeys(key: string): [string, string, string] {
+    const base = `${this.prefix}{${key}}`;
+    return [`${base}:entries`, `${base}:costs`, `${base}:sum`];
+  }
+
   async incrBy(key: string, by: number, ttlMs?: number): Promise<number> {
-    const command = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<number>>).aigwIncrWithTtl!;
-    return Number(await command.call(this.redis, this.prefix + key, by, ttlMs ?? 0));
+    return Number(await this.script('aigwIncrWithTtl')(this.prefix + key, by, ttlMs ?? 0));
+  }
+
+  async counterAdd(key: string, amount: number, ceiling: number | null, ttlMs?: number): Promise<{ applied: boolean; value: number }> {
+    const [applied, value] = (await this.script('aigwCounterAdd')(this.prefix + key, amount, ceiling ?? '', ttlMs ?? 0)) as [number, number];
+    return { applied: applied === 1, value: Number(value) };
+  }
+
+  async windowAdmit(key: string, id: string, cost: number, limit: number, windowMs: number): Promise<WindowAdmission> {
+    const [admitted, used, retryAfterMs, resetMs] = (await this.script('aigwWindowAdmit')(...this.windowKeys(key), id, cost, limit, windowMs)) as number[];
+    return { admitted: admitted === 1, used: Number(used), retryAfterMs: Number(retryAfterMs), resetMs: Number(resetMs) };
+  }
+
+  async windowAdjust(key: string, id: string, cost: number): Promise<void> {
+    await this.script('aigwWindowAdjust')(...this.windowKeys(key), id, cost);
   }
 
   async ping(): Promise<void> {
