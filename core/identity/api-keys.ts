@@ -4,7 +4,9 @@
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../store/database.ts';
+import type { Logger } from '../logger.ts';
 import type { KV } from '../store/kv.ts';
+import { IdentityCache } from './cache.ts';
 import { compileRequestSchema } from '../validation.ts';
 import { createApiKeySchema } from './schemas.ts';
 import { listPage, type Page, type PageRequest } from '../api/pagination.ts';
@@ -97,13 +99,18 @@ function toRecord(row: KeyRow): ApiKeyRecord {
 }
 
 export class ApiKeyService {
+  private readonly cache: IdentityCache;
+
   constructor(
     private readonly db: Database,
-    private readonly kv: KV,
+    kv: KV,
     private readonly cacheTtlMs: number,
     /** Absent in tools that only create keys: nothing records use then. */
     private readonly lastUsed?: LastUsedRecorder,
-  ) {}
+    logger?: Logger,
+  ) {
+    this.cache = new IdentityCache(kv, logger);
+  }
 
   /** Validates the spec's creation fields, stores the hash, and returns the record with the key (shown once). */
   async create(input: unknown, scope: AdminScope): Promise<ApiKeyRecord & { key: string }> {
@@ -137,14 +144,14 @@ export class ApiKeyService {
   /** The record for a presented key, or null when no such key exists. Status is the caller's to judge. */
   async lookup(presented: string): Promise<ApiKeyRecord | null> {
     const hash = hashKey(presented);
-    const cached = await this.kv.get(CACHE_PREFIX + hash);
+    const cached = await this.cache.get(CACHE_PREFIX + hash);
     if (cached) {
       const entry = JSON.parse(cached) as CachedKey;
       return sameHash(entry.hash, hash) ? entry.record : null;
     }
     const [row] = await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE key_hash = $1', [hash]);
     const record = row && sameHash(row.key_hash, hash) ? toRecord(row) : null;
-    await this.kv.set(CACHE_PREFIX + hash, JSON.stringify({ hash, record } satisfies CachedKey), this.cacheTtlMs);
+    await this.cache.set(CACHE_PREFIX + hash, JSON.stringify({ hash, record } satisfies CachedKey), this.cacheTtlMs);
     return record;
   }
 
@@ -162,7 +169,7 @@ export class ApiKeyService {
   async markExpired(record: ApiKeyRecord): Promise<void> {
     const [row] = await this.db.query<{ key_hash: string }>(
       `UPDATE api_keys SET status = 'expired' WHERE id = $1 AND status = 'active' RETURNING key_hash`, [record.id]);
-    if (row) await this.kv.del(CACHE_PREFIX + row.key_hash);
+    if (row) await this.cache.drop(CACHE_PREFIX + row.key_hash);
   }
 
   /** Revokes a key; the cache entry goes at once, so every instance sharing the KV refuses it from now on. */
@@ -176,7 +183,7 @@ export class ApiKeyService {
       await recordAdminWrite(tx, { actor: scope.actor, action: 'revoke', targetType: 'api_key', targetId: id });
       return updated!;
     });
-    await this.kv.del(CACHE_PREFIX + row.key_hash);
+    await this.cache.invalidate(CACHE_PREFIX + row.key_hash, `The revocation of ${id}`);
     return toRecord(row);
   }
 

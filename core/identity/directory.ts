@@ -7,7 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { listPage, type Page, type PageRequest } from '../api/pagination.ts';
 import { GatewayError, validationError } from '../errors.ts';
 import type { Database, Queryable } from '../store/database.ts';
+import type { Logger } from '../logger.ts';
 import type { KV } from '../store/kv.ts';
+import { IdentityCache } from './cache.ts';
 import { compileRequestSchema } from '../validation.ts';
 import { recordAdminWrite, type AdminScope } from './audit.ts';
 import { effectivePolicy, policySchema, type EffectivePolicy, type Policy } from './policy.ts';
@@ -88,7 +90,11 @@ const unitKey = (kind: 'org' | 'dept', id: string) => `directory:${kind}:${id}`;
 const tenantKey = (id: string) => `directory:tenant:${id}`;
 
 export class Directory {
-  constructor(private readonly db: Database, private readonly kv: KV, private readonly cacheTtlMs: number) {}
+  private readonly cache: IdentityCache;
+
+  constructor(private readonly db: Database, kv: KV, private readonly cacheTtlMs: number, logger?: Logger) {
+    this.cache = new IdentityCache(kv, logger);
+  }
 
   async createTenant(input: unknown, scope: AdminScope): Promise<Tenant> {
     if (scope.tenantId !== null) throw new GatewayError('AUTH_FORBIDDEN', 'Only a deployment-wide admin may create tenants');
@@ -100,7 +106,7 @@ export class Directory {
       await recordAdminWrite(tx, { actor: scope.actor, action: 'create', targetType: 'tenant', targetId: fields.id, details: { name: fields.name } });
       return inserted;
     });
-    await this.kv.del(tenantKey(row.id));
+    await this.cache.invalidate(tenantKey(row.id), `Tenant ${row.id}`);
     return toTenant(row);
   }
 
@@ -184,15 +190,15 @@ export class Directory {
       await recordAdminWrite(tx, { actor: scope.actor, action: 'set_policy', targetType: kind, targetId: id, details: { policy } });
       return updated!;
     });
-    await this.kv.del(unitKey(kind === 'organization' ? 'org' : 'dept', id));
+    await this.cache.invalidate(unitKey(kind === 'organization' ? 'org' : 'dept', id), `The policy of ${kind} ${id}`);
     return kind === 'organization' ? toOrganization(row) : toDepartment(row);
   }
 
   async tenantExists(id: string): Promise<boolean> {
-    const cached = await this.kv.get(tenantKey(id));
-    if (cached !== null) return cached === '1';
+    const cached = await this.cache.get(tenantKey(id));
+    if (typeof cached === 'string') return cached === '1';
     const [row] = await this.db.query('SELECT id FROM tenants WHERE id = $1', [id]);
-    await this.kv.set(tenantKey(id), row ? '1' : '0', this.cacheTtlMs);
+    await this.cache.set(tenantKey(id), row ? '1' : '0', this.cacheTtlMs);
     return Boolean(row);
   }
 
@@ -211,11 +217,11 @@ export class Directory {
   }
 
   private async unit(kind: 'org' | 'dept', id: string): Promise<CachedUnit | null> {
-    const cached = await this.kv.get(unitKey(kind, id));
-    if (cached !== null) return JSON.parse(cached) as CachedUnit | null;
+    const cached = await this.cache.get(unitKey(kind, id));
+    if (typeof cached === 'string') return JSON.parse(cached) as CachedUnit | null;
     const [row] = await this.db.query<UnitRow>(`SELECT * FROM ${kind === 'org' ? 'organizations' : 'departments'} WHERE id = $1`, [id]);
     const unit: CachedUnit | null = row ? { tenantId: row.tenant_id, organizationId: row.organization_id ?? null, policy: row.policy } : null;
-    await this.kv.set(unitKey(kind, id), JSON.stringify(unit), this.cacheTtlMs);
+    await this.cache.set(unitKey(kind, id), JSON.stringify(unit), this.cacheTtlMs);
     return unit;
   }
 

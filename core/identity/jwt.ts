@@ -6,7 +6,9 @@
 import { errors, jwtVerify } from 'jose';
 import { GatewayError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
+import type { Logger } from '../logger.ts';
 import type { KV } from '../store/kv.ts';
+import { IdentityCache } from './cache.ts';
 import { compileRequestSchema } from '../validation.ts';
 import { recordAdminWrite, type AdminScope } from './audit.ts';
 import { jwtRevocationSchema } from './schemas.ts';
@@ -34,7 +36,12 @@ function stringClaim(payload: Record<string, unknown>, name: string, required: b
 export class JwtVerifier {
   private readonly key: Uint8Array;
 
-  constructor(secret: string, private readonly kv: KV, private readonly now: () => number, private readonly clockToleranceSeconds: number) {
+  constructor(
+    secret: string,
+    private readonly revocations: Pick<JwtRevocations, 'isRevoked'>,
+    private readonly now: () => number,
+    private readonly clockToleranceSeconds: number,
+  ) {
     this.key = new TextEncoder().encode(secret);
   }
 
@@ -60,7 +67,7 @@ export class JwtVerifier {
       departmentId: stringClaim(payload, 'departmentId', false),
     };
     if (payload.type !== 'access') throw invalid('JWT claim "type" must be "access"', 'claim_type');
-    if ((await this.kv.get(revokedKey(identity.jti))) !== null) throw invalid('JWT has been revoked', 'revoked');
+    if (await this.revocations.isRevoked(identity.jti)) throw invalid('JWT has been revoked', 'revoked');
     return identity;
   }
 }
@@ -75,7 +82,20 @@ export interface JwtRevocation {
 const validateRevocation = compileRequestSchema<{ jti: string; expiresAt?: string }>(jwtRevocationSchema);
 
 export class JwtRevocations {
-  constructor(private readonly db: Database, private readonly kv: KV, private readonly now: () => number) {}
+  private readonly cache: IdentityCache;
+
+  constructor(private readonly db: Database, private readonly kv: KV, private readonly now: () => number, logger?: Logger) {
+    this.cache = new IdentityCache(kv, logger);
+  }
+
+  /** The KV's blocklist; when the KV cannot answer, its durable copy in the database does. */
+  async isRevoked(jti: string): Promise<boolean> {
+    const flag = await this.cache.get(revokedKey(jti));
+    if (flag !== undefined) return flag !== null;
+    const [row] = await this.db.query(
+      'SELECT 1 FROM jwt_revocations WHERE jti = $1 AND (expires_at IS NULL OR expires_at > now() - interval \'1 minute\')', [jti]);
+    return Boolean(row);
+  }
 
   async revoke(input: unknown, scope: AdminScope): Promise<JwtRevocation> {
     const fields = validateRevocation(input);
@@ -91,7 +111,11 @@ export class JwtRevocations {
       await recordAdminWrite(tx, { actor: scope.actor, action: 'revoke', targetType: 'jwt', targetId: fields.jti });
       return saved!;
     });
-    await this.block(fields.jti, row.expires_at);
+    try {
+      await this.block(fields.jti, row.expires_at);
+    } catch {
+      throw new GatewayError('STORE_UNAVAILABLE', `The revocation of ${fields.jti} is saved, but the KV could not be told: instances whose KV answers still accept the token. Repeat the request once the KV answers.`);
+    }
     return {
       object: 'jwt_revocation',
       jti: row.jti,

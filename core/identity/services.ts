@@ -22,13 +22,14 @@ export interface IdentityServices {
 export function createIdentity(config: GatewayConfig, db: Database, kv: KV, now: () => number, logger: Logger): IdentityServices {
   const { auth } = config;
   const lastUsed = new LastUsedRecorder(db, auth.lastUsedFlushIntervalMs, (err) => logger.warn({ err }, 'could not record last-used times; will retry'));
-  const apiKeys = new ApiKeyService(db, kv, auth.keyCacheTtlMs, lastUsed);
-  const directory = new Directory(db, kv, auth.keyCacheTtlMs);
-  const jwt = auth.jwt.secret ? new JwtVerifier(auth.jwt.secret, kv, now, auth.jwt.clockToleranceSeconds) : null;
+  const apiKeys = new ApiKeyService(db, kv, auth.keyCacheTtlMs, lastUsed, logger);
+  const directory = new Directory(db, kv, auth.keyCacheTtlMs, logger);
+  const revocations = new JwtRevocations(db, kv, now, logger);
+  const jwt = auth.jwt.secret ? new JwtVerifier(auth.jwt.secret, revocations, now, auth.jwt.clockToleranceSeconds) : null;
   return {
     apiKeys,
     directory,
-    revocations: new JwtRevocations(db, kv, now),
+    revocations,
     authenticator: new Authenticator({ apiKeys, directory, jwt, jwtCapabilities: auth.jwt.capabilities, now }),
     jwtEnabled: jwt !== null,
     lastUsed,

@@ -1,0 +1,65 @@
+/**
+ * The identity caches over the KV, resilient to the KV: a read that fails is a miss (the database answers),
+ * a write that fails is skipped. Authentication keeps working through a Redis outage, at the cost of a database
+ * round trip per request; it logs that (once a minute at most) and counts the failures.
+ */
+import { GatewayError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { KV } from '../store/kv.ts';
+
+const LOG_EVERY_MS = 60_000;
+
+export class IdentityCache {
+  /** KV calls that failed since start. */
+  failures = 0;
+  private lastLog = 0;
+
+  constructor(private readonly kv: KV, private readonly logger: Logger | undefined, private readonly now: () => number = Date.now) {}
+
+  /** The cached value, null when absent, undefined when the KV could not be read. */
+  async get(key: string): Promise<string | null | undefined> {
+    try {
+      return await this.kv.get(key);
+    } catch (err) {
+      this.failed(err);
+      return undefined;
+    }
+  }
+
+  async set(key: string, value: string, ttlMs?: number): Promise<void> {
+    try {
+      await this.kv.set(key, value, ttlMs);
+    } catch (err) {
+      this.failed(err);
+    }
+  }
+
+  /**
+   * Invalidation after a write: it must reach the KV, or other instances keep the stale entry, so a failure is
+   * the caller's to know (the write itself is saved; repeating it repeats the invalidation).
+   */
+  async invalidate(key: string, what: string): Promise<void> {
+    try {
+      await this.kv.del(key);
+    } catch (err) {
+      this.failed(err);
+      throw new GatewayError('STORE_UNAVAILABLE', `${what} is saved, but the KV could not drop its cached copy: other instances may go on using the old one until it expires. Repeat the request once the KV answers.`);
+    }
+  }
+
+  /** Best effort: an entry that outlives its truth is harmless here (expiry, say, is checked again on use). */
+  async drop(key: string): Promise<void> {
+    try {
+      await this.kv.del(key);
+    } catch (err) {
+      this.failed(err);
+    }
+  }
+
+  private failed(err: unknown): void {
+    this.failures++;
+    if (this.now() - this.lastLog < LOG_EVERY_MS) return;
+    this.lastLog = this.now();
+    this.logger?.warn({ err, failures: this.failures }, 'the KV is unreachable: identity lookups go to the database until it answers');
+  }
+}
