@@ -9,6 +9,7 @@ import Router from '@koa/router';
 import { adminRouter } from './api/admin/index.ts';
 import { healthRouter } from './api/health.ts';
 import { buildOpenApiDocument, openApiRouter } from './api/openapi.ts';
+import { BudgetService } from './budget/budgets.ts';
 import type { LoadedConfig } from './config/load.ts';
 import { Breakers } from './dispatch/breakers.ts';
 import { createDispatcher } from './dispatch/dispatcher.ts';
@@ -120,6 +121,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     openApiRouter(buildOpenApiDocument(endpoints, VERSION)),
     adminRouter({
       ...identity,
+      budgets: new BudgetService(db, kv, () => clock.now(), config.auth.keyCacheTtlMs),
       credentials: {
         adminToken: config.auth.adminToken,
         controlToken: lock?.controlToken,
@@ -133,7 +135,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   function dataPlaneRouter(): Router {
     const router = new Router();
     const clientIp = clientIpResolver(config.server);
-    const localDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io };
+    const localDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock };
     for (const endpoint of endpoints) {
       const pipeline = pipelineForRoute(config, endpoint.path);
       const last = endpoint.kind === 'dispatch' ? dispatcher : endpoint.handler(localDeps);

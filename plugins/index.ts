@@ -1,5 +1,8 @@
 /** The built-in plugins, one line each. Third-party plugins are named in pipelines.yaml under `plugins`. */
 import auth from './auth/index.ts';
+import budget from './budget/index.ts';
 import ipAllow from './ip-allow/index.ts';
+import ratelimit from './ratelimit/index.ts';
+import usage from './usage/index.ts';
 
-export const builtInPlugins = [auth, ipAllow];
+export const builtInPlugins = [auth, ipAllow, ratelimit, usage, budget];

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { LoadedConfig } from '../config/load.ts';
 import { ADMIN_PREFIX, adminRouter } from '../api/admin/index.ts';
+import { BudgetService } from '../budget/budgets.ts';
 import { createIdentity } from '../identity/services.ts';
 import { silentLogger } from '../logger.ts';
 import { createTraffic, requestContext } from '../server/request-context.ts';
@@ -17,7 +18,7 @@ import { openStores } from '../store/open.ts';
 
 export class AdminCallError extends Error {}
 
-export type AdminCall = (method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown) => Promise<unknown>;
+export type AdminCall = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) => Promise<unknown>;
 
 async function call(baseUrl: string, token: string, method: string, path: string, body?: unknown): Promise<unknown> {
   const response = await fetch(`${baseUrl}${ADMIN_PREFIX}${path}`, {
@@ -50,7 +51,8 @@ export async function withAdminApi<T>(loaded: LoadedConfig, work: (admin: AdminC
     const app = new Koa();
     app.silent = true;
     app.use(requestContext(silentLogger(), createTraffic(), false));
-    const router = adminRouter({ ...identity, credentials: { controlToken } });
+    const budgets = new BudgetService(stores.db, stores.kv, Date.now, config.auth.keyCacheTtlMs);
+    const router = adminRouter({ ...identity, budgets, credentials: { controlToken } });
     app.use(router.routes()).use(router.allowedMethods({ throw: true }));
     server.on('request', app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,5 +1,5 @@
 /**
- * aigw keys | tenants | orgs | departments | policies | jwt: admin work from the command line, through the
+ * aigw keys | tenants | orgs | departments | policies | jwt | budgets: admin work from the command line, through the
  * admin API (see admin-client.ts). `--json` prints the API's answer as is.
  */
 import { parseArgs } from 'node:util';
@@ -21,6 +21,11 @@ export const ADMIN_USAGE = `  keys create --name NAME [--capabilities chat,embed
                                    replace a policy (it narrows, never widens, deployment settings)
   jwt revoke JTI [--expires-at ISO]
                                    refuse every JWT with this id from now on
+  budgets create --scope deployment|organization|department|key [--scope-id ID] --period daily|monthly|total
+                 --limit-usd USD [--tenant ID]
+                                   create a budget (scope-id: the organization, department or key id)
+  budgets list [--tenant ID] [--scope S] [--scope-id ID] | budgets show ID | budgets delete ID
+  budgets set ID --limit-usd USD   change a budget's limit
   every admin command takes [--config FILE] [--json]; list commands take [--limit N] [--cursor C]
 `;
 
@@ -51,6 +56,12 @@ function query(values: Values, names: Record<string, string>): string {
 function integer(value: unknown, option: string): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !/^\d+$/.test(value)) throw new UsageError(`--${option} takes a positive integer`);
+  return Number(value);
+}
+
+function dollars(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^\d+(\.\d+)?$/.test(value)) throw new UsageError('--limit-usd takes an amount in USD, such as 25 or 0.50');
   return Number(value);
 }
 
@@ -167,6 +178,33 @@ const COMMANDS: Record<string, Record<string, Command>> = {
           rateLimits: Object.keys(rateLimits).length > 0 ? rateLimits : undefined,
         }));
       },
+    },
+  },
+  budgets: {
+    create: {
+      options: { scope: { type: 'string' }, 'scope-id': { type: 'string' }, period: { type: 'string' }, 'limit-usd': { type: 'string' }, tenant: { type: 'string' } },
+      run: (admin, v) => {
+        if (typeof v.scope !== 'string' || typeof v.period !== 'string' || v['limit-usd'] === undefined) throw new UsageError('budgets create needs --scope, --period and --limit-usd');
+        return admin('POST', '/budgets', defined({ scope: v.scope, scopeId: v['scope-id'], period: v.period, limitUsd: dollars(v['limit-usd']), tenantId: v.tenant }));
+      },
+    },
+    list: {
+      options: { tenant: { type: 'string' }, scope: { type: 'string' }, 'scope-id': { type: 'string' }, ...paging },
+      run: (admin, v) => admin('GET', `/budgets${query(v, { tenant: 'tenantId', scope: 'scope', 'scope-id': 'scopeId', limit: 'limit', cursor: 'cursor' })}`),
+      print: listLines(['id', 'scope', 'scopeId', 'period', 'limitUsd', 'tenantId']),
+    },
+    show: { options: {}, positionals: ['ID'], run: (admin, _v, [id]) => admin('GET', `/budgets/${encodeURIComponent(id!)}`) },
+    set: {
+      options: { 'limit-usd': { type: 'string' } }, positionals: ['ID'],
+      run: (admin, v, [id]) => {
+        if (v['limit-usd'] === undefined) throw new UsageError('budgets set needs --limit-usd');
+        return admin('PUT', `/budgets/${encodeURIComponent(id!)}`, { limitUsd: dollars(v['limit-usd']) });
+      },
+    },
+    delete: {
+      options: {}, positionals: ['ID'],
+      run: (admin, _v, [id]) => admin('DELETE', `/budgets/${encodeURIComponent(id!)}`),
+      print: (answer) => `deleted ${(answer as { id: string }).id}`,
     },
   },
   jwt: {

@@ -13,7 +13,7 @@ import { createAjv } from '../validation.ts';
 import { ConfigError, PositionedDocument, type ConfigIssue } from './document.ts';
 import { configIssues } from './issues.ts';
 import { buildConfigSchema } from './schema.ts';
-import { semanticIssues } from './semantics.ts';
+import { DEFAULT_PIPELINE, semanticIssues } from './semantics.ts';
 import type { GatewayConfig, ModelConfig, PluginEntry } from './types.ts';
 
 export interface LoadedConfig {
@@ -79,7 +79,7 @@ export async function parseConfig(
   const validate = createAjv({ useDefaults: true }).compile(schema);
   if (!validate(data)) fail(configIssues(validate.errors ?? [], doc));
 
-  const config = toConfig(data, { file: source.file, dir });
+  const config = withImplicitDefault(toConfig(data, { file: source.file, dir }), plugins);
   fail(semanticIssues(config, providers).map((i) => ({ ...i, ...doc.locate(i.pointer, i.key) })));
   return { config, plugins, providers };
 }
@@ -107,6 +107,27 @@ function applyEnvironmentDefaults(data: Data, env: NodeJS.ProcessEnv, cwd: strin
   const auth = section('auth');
   fromEnv(auth, 'adminToken', 'AIGW_ADMIN_TOKEN');
   fromEnv(section('jwt', auth), 'secret', 'AIGW_JWT_SECRET');
+}
+
+/**
+ * Routes that no pipeline names are served by the pipeline named `default`; a file that declares none gets this
+ * one: the whole chain of built-in plugins. Each entry takes the settings of the first entry of the same plugin
+ * the file declares (so limits configured on one pipeline hold on every route), else its schema's defaults.
+ */
+export const IMPLICIT_DEFAULT_PLUGINS = ['auth', 'ip-allow', 'ratelimit', 'budget', 'usage'] as const;
+
+function withImplicitDefault(config: GatewayConfig, plugins: PluginRegistry): GatewayConfig {
+  if (config.pipelines.some((p) => p.name === DEFAULT_PIPELINE)) return config;
+  const entries = IMPLICIT_DEFAULT_PLUGINS.flatMap((name): PluginEntry[] => {
+    const declared = config.pipelines.flatMap((p) => p.plugins).find((e) => e.name === name);
+    if (declared) return [{ name, config: structuredClone(declared.config) }];
+    const plugin = plugins.get(name);
+    if (!plugin) return [];
+    const defaults: Record<string, unknown> = {};
+    createAjv({ useDefaults: true }).compile(plugin.configSchema)(defaults);
+    return [{ name, config: defaults }];
+  });
+  return { ...config, pipelines: [...config.pipelines, { name: DEFAULT_PIPELINE, routes: [], plugins: entries }] };
 }
 
 /**

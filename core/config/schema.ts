@@ -46,6 +46,7 @@ const storageSchema: JsonSchema = {
     dataDir: { type: 'string', minLength: 1, description: 'Folder of the embedded database (default: $AIGW_DATA_DIR or ./data).' },
     databaseUrl: { type: 'string', description: 'Postgres connection string (default: $DATABASE_URL). Empty means embedded.' },
     redisUrl: { type: 'string', description: 'Redis connection string (default: $REDIS_URL). Empty means in-process memory.' },
+    kvPrefix: { type: 'string', minLength: 1, maxLength: 100, description: 'Prepended to every KV key (default "aigw:"), so that deployments or test runs sharing one Redis never collide.' },
   },
 };
 

@@ -15,7 +15,7 @@ export interface SemanticIssue {
 export const DEFAULT_PIPELINE = 'default';
 
 /** Plugins that read gw.caller: listed before auth they would see no caller on any request. */
-const AFTER_AUTH = ['ip-allow'];
+const AFTER_AUTH = ['ip-allow', 'budget', 'usage'];
 
 export function semanticIssues(config: GatewayConfig, providers: ProviderRegistry): SemanticIssue[] {
   return [...serverIssues(config), ...pipelineIssues(config), ...modelIssues(config), ...providerIssues(config, providers)];

@@ -17,6 +17,8 @@ export interface StorageConfig {
   dataDir: string;
   databaseUrl?: string;
   redisUrl?: string;
+  /** Prepended to every KV key; absent: "aigw:". */
+  kvPrefix?: string;
 }
 
 export interface JwtConfig {

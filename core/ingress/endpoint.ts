@@ -13,6 +13,9 @@ import type { RoutingTable } from '../dispatch/routing.ts';
 import type { UpstreamClient } from '../dispatch/upstream.ts';
 import type { ErrorEnvelope } from '../errors.ts';
 import type { GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
+import type { Clock } from '../pipeline/plugin.ts';
+import type { Database } from '../store/database.ts';
+import type { KV } from '../store/kv.ts';
 
 interface EndpointBase {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -53,6 +56,11 @@ export interface LocalEndpointDeps {
   /** When the configuration was loaded (ms since the epoch). */
   loadedAt: number;
   config: GatewayConfig;
+  /** The database (GET /v1/usage reads the usage records). */
+  db: Database;
+  /** The KV and the gateway's clock (GET /v1/budget reads the budget counters). */
+  kv: KV;
+  clock: Clock;
   /** The dispatcher's own upstream client, breakers and provider I/O, for endpoints that call providers. */
   upstream: UpstreamClient;
   breakers: Breakers;

@@ -15,17 +15,9 @@ import type { PluginServices } from './plugin.ts';
 import type { PluginRegistry } from './registry.ts';
 import { tapStream } from './stream-tap.ts';
 
-/** When pipelines.yaml declares no `default` pipeline, unnamed routes still require a credential. */
-const IMPLICIT_DEFAULT: PipelineConfig = {
-  name: DEFAULT_PIPELINE,
-  routes: [],
-  plugins: [{ name: 'auth', config: {} }, { name: 'ip-allow', config: {} }],
-};
-
 export function pipelineForRoute(config: GatewayConfig, path: string): PipelineConfig {
-  return config.pipelines.find((p) => p.routes.includes(path))
-    ?? config.pipelines.find((p) => p.name === DEFAULT_PIPELINE)
-    ?? IMPLICIT_DEFAULT;
+  // The loader always leaves a `default` pipeline (the file's, or the implicit one).
+  return config.pipelines.find((p) => p.routes.includes(path)) ?? config.pipelines.find((p) => p.name === DEFAULT_PIPELINE)!;
 }
 
 /** Runs every plugin's setup once per pipeline entry; a setup that hangs fails the boot with its name. */
@@ -35,8 +27,7 @@ export async function setupPipelines(
   services: PluginServices,
 ): Promise<Map<string, GatewayMiddleware[]>> {
   const built = new Map<string, GatewayMiddleware[]>();
-  const pipelines = config.pipelines.some((p) => p.name === DEFAULT_PIPELINE) ? config.pipelines : [...config.pipelines, IMPLICIT_DEFAULT];
-  for (const pipeline of pipelines) {
+  for (const pipeline of config.pipelines) {
     const chain: GatewayMiddleware[] = [];
     for (const entry of pipeline.plugins) {
       const plugin = registry.get(entry.name);

@@ -42,7 +42,8 @@ export async function openStores(config: GatewayConfig, options: OpenStoresOptio
     });
     closers.push(() => db.close());
     if (options.migrate) await migrate(db);
-    const kv = await openKv({ redisUrl: storage.redisUrl, ...(options.kvPrefix ? { prefix: options.kvPrefix } : {}) });
+    const kvPrefix = options.kvPrefix ?? storage.kvPrefix;
+    const kv = await openKv({ redisUrl: storage.redisUrl, ...(kvPrefix ? { prefix: kvPrefix } : {}) });
     closers.push(() => kv.close());
     return { db, kv, lock, close };
   } catch (err) {

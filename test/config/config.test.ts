@@ -80,7 +80,13 @@ describe('the minimal file', () => {
     assert.equal(config.providers.openai?.enabled, true);
     assert.equal(config.models.length, 1);
     assert.deepEqual(config.models[0], { id: 'gpt-4o-mini', provider: 'openai', strategy: 'single', enabled: true });
-    assert.deepEqual(config.pipelines, [{ name: 'chat', routes: ['/v1/chat/completions'], plugins: [{ name: 'auth', config: {} }] }]);
+    assert.deepEqual(config.pipelines[0], { name: 'chat', routes: ['/v1/chat/completions'], plugins: [{ name: 'auth', config: {} }] });
+    // Every other route: the implicit default pipeline, the whole built-in chain with each plugin's defaults.
+    const implicit = config.pipelines[1]!;
+    assert.deepEqual([implicit.name, implicit.routes, implicit.plugins.map((p) => p.name)], ['default', [], ['auth', 'ip-allow', 'ratelimit', 'budget', 'usage']]);
+    assert.notStrictEqual(implicit.plugins[0]!.config, config.pipelines[0]!.plugins[0]!.config, 'a copy of the declared entry');
+    assert.equal((implicit.plugins[2]!.config as { onStoreError?: string }).onStoreError, 'open', "ratelimit's schema defaults");
+    assert.equal(config.pipelines.length, 2);
     assert.deepEqual(config.source, { file: FILE, dir: '/tmp/whatever' });
     assert.ok(plugins.get('auth'));
     assert.ok(providers.get('openai'));
@@ -166,7 +172,7 @@ describe('environment references', () => {
 
 describe('plugins in pipelines', () => {
   test('the plugin registry holds the built-ins', () => {
-    assert.equal(KNOWN_PLUGINS, 'auth, ip-allow');
+    assert.equal(KNOWN_PLUGINS, 'auth, ip-allow, ratelimit, usage, budget');
   });
 
   test('an unknown plugin name', async () => {
@@ -319,7 +325,7 @@ describe('semantic errors', () => {
   });
 
   test('an unknown route', async () => {
-    assert.equal(KNOWN_ROUTES, '/v1/chat/completions, /v1/messages, /v1/completions, /v1/models, /proxy');
+    assert.equal(KNOWN_ROUTES, '/v1/chat/completions, /v1/messages, /v1/completions, /v1/models, /v1/usage, /v1/budget, /proxy');
     await oneIssue(edit(MINIMAL, 'routes: [/v1/chat/completions]', 'routes: [/v1/chat/completions, /v1/embeddings]'), {
       pointer: '/pipelines/0/routes/1',
       message: `unknown route "/v1/embeddings" (known: ${KNOWN_ROUTES})`,
@@ -392,7 +398,8 @@ describe('loadConfig', () => {
     assert.equal(config.providers.openai?.baseUrl, 'https://api.openai.com/v1');
     assert.equal(config.providers.openai?.apiKey, '');
     assert.deepEqual(config.models.map((m) => m.id), ['gpt-4o-mini', 'gpt-4o']);
-    assert.deepEqual(config.pipelines, [{ name: 'chat', routes: ['/v1/chat/completions'], plugins: [{ name: 'auth', config: {} }, { name: 'ip-allow', config: {} }] }]);
+    assert.deepEqual(config.pipelines.map((p) => [p.name, p.routes, p.plugins.map((e) => e.name)]), [['default', [], ['auth', 'ip-allow', 'ratelimit', 'budget', 'usage']]]);
+    assert.ok(config.models.every((m) => m.pricing), 'priced, so usage costs and budgets work');
     assert.equal(config.storage.dataDir, join(REPO_ROOT, 'data'));
   });
 
@@ -498,7 +505,7 @@ pipelines:
 
     test('unknown plugin errors list it among the known ones', async () => {
       const err = await errorHere(config('./hello.mjs', '- helo'));
-      assert.equal(err.message, `${DISPLAY}:13:9 /pipelines/0/plugins/1: unknown plugin "helo" (known: auth, ip-allow, hello)`);
+      assert.equal(err.message, `${DISPLAY}:13:9 /pipelines/0/plugins/1: unknown plugin "helo" (known: auth, ip-allow, ratelimit, usage, budget, hello)`);
     });
 
     test('a config that breaks its own schema', async () => {

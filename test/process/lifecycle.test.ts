@@ -167,7 +167,7 @@ describe('the gateway process', () => {
     assert.equal(await within(gateway.exited, 15_000, 'exit'), 0);
     const after = await runCli(['migrate', '--config', configFile], env);
     assert.equal(after.code, 0, after.stderr);
-    assert.match(after.stdout, /^up to date \(0002_identity\)\n$/);
+    assert.match(after.stdout, /^up to date \(0004_budgets\)\n$/);
   });
 
   test('a bad config fails the start with exit 1 and file:line:col on stderr', async () => {
@@ -175,6 +175,6 @@ describe('the gateway process', () => {
     await writeFile(bad, chatConfig(fake.baseUrl).replace('plugins: [auth]', 'plugins: [auth, no-such-plugin]'));
     const result = await runCli(['start', '--config', bad], { AIGW_DATA_DIR: await dataDir() });
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /bad\.yaml:\d+:\d+ \/pipelines\/0\/plugins\/1: unknown plugin "no-such-plugin" \(known: auth, ip-allow\)/);
+    assert.match(result.stderr, /bad\.yaml:\d+:\d+ \/pipelines\/0\/plugins\/1: unknown plugin "no-such-plugin" \(known: auth, ip-allow, ratelimit, usage, budget\)/);
   });
 });

@@ -18,7 +18,7 @@ import { freshDataDir } from '../helpers/data-dir.ts';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
 const NO_POSTGRES = DATABASE_URL ? false : 'TEST_DATABASE_URL not set';
-const MIGRATIONS = ['0001_foundation', '0002_identity'];
+const MIGRATIONS = ['0001_foundation', '0002_identity', '0003_usage', '0004_budgets'];
 const LATEST = MIGRATIONS.at(-1)!;
 
 function newSchema(): string {
@@ -265,7 +265,7 @@ describe('postgres only', { skip: NO_POSTGRES }, () => {
       await migrate(db);
       const rows = await db.query<{ table_name: string }>(
         `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [schema]);
-      assert.deepEqual(rows.map((r) => r.table_name), ['admin_audit', 'aigw_schema_migrations', 'api_keys', 'departments', 'jwt_revocations', 'organizations', 'tenants']);
+      assert.deepEqual(rows.map((r) => r.table_name), ['admin_audit', 'aigw_schema_migrations', 'api_keys', 'budgets', 'departments', 'jwt_revocations', 'organizations', 'tenants', 'usage_records']);
     } finally {
       await db.close();
     }

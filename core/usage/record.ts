@@ -1,0 +1,97 @@
+/**
+ * A usage record (one per request) and the multi-row insert that writes a batch of them into `usage_records`
+ * (migration 0003). One INSERT per batch, whatever its size: every column goes as one array parameter.
+ */
+import type { Queryable } from '../store/database.ts';
+
+export type UsageStatus = 'completed' | 'aborted' | 'failed';
+
+export interface UsageRecord {
+  /** Made by the gateway when the record is made; a retried batch never writes a row twice. */
+  id: string;
+  requestId: string;
+  /** When the request arrived, ms since the epoch. */
+  createdAt: number;
+  tenantId: string;
+  organizationId: string | null;
+  departmentId: string | null;
+  callerKind: 'api_key' | 'jwt' | null;
+  apiKeyId: string | null;
+  userId: string | null;
+  endpoint: string;
+  stream: boolean;
+  provider: string | null;
+  requestedModel: string | null;
+  model: string | null;
+  upstreamModel: string | null;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+  totalTokens: number;
+  estimated: boolean;
+  costUsd: number | null;
+  latencyMs: number;
+  ttfbMs: number | null;
+  status: UsageStatus;
+  errorCode: string | null;
+}
+
+/** Column, its SQL array type, and how a record gives it. Order is the INSERT's. */
+const COLUMNS: Array<[string, string, (r: UsageRecord) => unknown]> = [
+  ['id', 'uuid', (r) => r.id],
+  ['request_id', 'text', (r) => r.requestId],
+  ['created_at', 'timestamptz', (r) => new Date(r.createdAt).toISOString()],
+  ['tenant_id', 'text', (r) => r.tenantId],
+  ['organization_id', 'text', (r) => r.organizationId],
+  ['department_id', 'text', (r) => r.departmentId],
+  ['caller_kind', 'text', (r) => r.callerKind],
+  ['api_key_id', 'text', (r) => r.apiKeyId],
+  ['user_id', 'text', (r) => r.userId],
+  ['endpoint', 'text', (r) => r.endpoint],
+  ['stream', 'boolean', (r) => r.stream],
+  ['provider', 'text', (r) => r.provider],
+  ['requested_model', 'text', (r) => r.requestedModel],
+  ['model', 'text', (r) => r.model],
+  ['upstream_model', 'text', (r) => r.upstreamModel],
+  ['prompt_tokens', 'bigint', (r) => r.promptTokens],
+  ['completion_tokens', 'bigint', (r) => r.completionTokens],
+  ['cached_tokens', 'bigint', (r) => r.cachedTokens],
+  ['reasoning_tokens', 'bigint', (r) => r.reasoningTokens],
+  ['total_tokens', 'bigint', (r) => r.totalTokens],
+  ['estimated', 'boolean', (r) => r.estimated],
+  ['cost_usd', 'numeric', (r) => (r.costUsd === null ? null : String(r.costUsd))],
+  ['latency_ms', 'float8', (r) => r.latencyMs],
+  ['ttfb_ms', 'float8', (r) => r.ttfbMs],
+  ['status', 'text', (r) => r.status],
+  ['error_code', 'text', (r) => r.errorCode],
+];
+
+const INSERT = `INSERT INTO usage_records (${COLUMNS.map(([name]) => name).join(', ')})
+  SELECT * FROM unnest(${COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
+  ON CONFLICT (id) DO NOTHING`;
+
+/** Writes a batch in one statement; rows already written by an earlier attempt are skipped. */
+export async function insertUsageRecords(db: Queryable, batch: readonly UsageRecord[]): Promise<void> {
+  if (batch.length === 0) return;
+  await db.query(INSERT, COLUMNS.map(([, , get]) => batch.map(get)));
+}
+
+const MAX_TEXT = 256;
+
+/**
+ * Text a caller chose (the requested model) goes into a batch with everyone else's records: one value Postgres
+ * refuses (U+0000) would fail the batch at every retry. Such characters are dropped and long values cut.
+ */
+export function safeText(value: string | null | undefined): string | null {
+  if (value === undefined || value === null) return null;
+  // eslint-disable-next-line no-control-regex
+  const clean = value.replace(/\u0000/g, '');
+  return clean.length > MAX_TEXT ? clean.slice(0, MAX_TEXT) : clean;
+}
+
+/** A token count from a provider: a non-negative safe integer, whatever the provider sent. */
+export function tokenCount(value: unknown): number {
+  const n = typeof value === 'number' && Number.isFinite(value) ? Math.round(value) : 0;
+  return Math.min(Math.max(n, 0), Number.MAX_SAFE_INTEGER);
+}

@@ -1,0 +1,278 @@
+/**
+ * Hot-path records (usage) buffered in memory and written in batches: every `flushIntervalMs`, or as soon as
+ * `batchSize` are queued, one multi-row write per batch. A failed write keeps its batch at the head of the queue
+ * and is retried with jittered exponential backoff; nothing is ever dropped.
+ *
+ * Memory is bounded by `maxPending`, counted in slots: a request takes its slot when it is admitted (before it is
+ * served) and gives it back when its record has been written. When every slot is taken (the database has been
+ * refusing writes for a while), new requests wait for one before they are served: that is the back-pressure, and
+ * it is logged once when it starts and once when it ends. Requests already admitted always get their record.
+ *
+ * close() waits for admitted requests to hand in their records, then retries the writes until the deadline; what
+ * still cannot be written by then is logged in full (error lines), never silently lost.
+ */
+import type { Logger } from '../logger.ts';
+
+export interface RecorderSettings {
+  flushIntervalMs: number;
+  batchSize: number;
+  maxPending: number;
+}
+
+export interface RecorderOptions<T> extends RecorderSettings {
+  /** Writes one batch; must be idempotent (a batch whose answer was lost is written again). */
+  write(batch: readonly T[]): Promise<void>;
+  logger: Logger;
+  /** First retry delay and its cap; defaults 100 ms and 30 s. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** Math.random by default. */
+  random?: () => number;
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(reason: unknown): void;
+  signal: AbortSignal | undefined;
+  onAbort: () => void;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** How many records go in one log line when a shutdown could not write them. */
+const RECORDS_PER_LOG_LINE = 100;
+
+export class BufferedRecorder<T> {
+  private queue: T[] = [];
+  /** Admitted requests whose record has not been handed in yet. */
+  private reserved = 0;
+  private readonly waiters: Waiter[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> | undefined;
+  private failures = 0;
+  private saturated: { since: number; waited: number } | undefined;
+  private closing: Promise<void> | undefined;
+  private finished = false;
+  private readonly retryBaseMs: number;
+  private readonly retryMaxMs: number;
+  private readonly random: () => number;
+
+  constructor(private readonly options: RecorderOptions<T>) {
+    this.retryBaseMs = options.retryBaseMs ?? 100;
+    this.retryMaxMs = options.retryMaxMs ?? 30_000;
+    this.random = options.random ?? Math.random;
+  }
+
+  start(): this {
+    this.timer ??= setInterval(() => this.kick(), this.options.flushIntervalMs);
+    this.timer.unref();
+    return this;
+  }
+
+  /** Records waiting to be written. */
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Admitted requests that have not handed in their record yet. */
+  get inFlight(): number {
+    return this.reserved;
+  }
+
+  /** Requests waiting for a slot. */
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
+  /** Consecutive failed writes (0 once a write succeeds). */
+  get failedWrites(): number {
+    return this.failures;
+  }
+
+  private get used(): number {
+    return this.queue.length + this.reserved;
+  }
+
+  /**
+   * Takes the slot of one future record. Returns null at once when there is room (the usual case, no promise);
+   * otherwise a promise that resolves when a slot is free, in arrival order, or rejects when `signal` aborts.
+   */
+  admit(signal?: AbortSignal): Promise<void> | null {
+    if (this.waiters.length === 0 && this.used < this.options.maxPending) {
+      this.reserved++;
+      return null;
+    }
+    return this.wait(signal);
+  }
+
+  /** Hands in the record of an admitted request (it uses that request's slot). Never refuses, never drops. */
+  record(item: T): void {
+    if (this.reserved > 0) this.reserved--;
+    if (this.finished) {
+      // After close() has given up: the log is the last place this record can go.
+      this.options.logger.error({ records: [item] }, 'a usage record was made after shutdown: it is in this log line');
+      return;
+    }
+    this.queue.push(item);
+    if (this.queue.length >= this.options.batchSize) this.kick();
+  }
+
+  /** Writes everything queued now (waiting for a write in progress first); rejects if a write fails. */
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
+    if (this.queue.length === 0) return;
+    this.clearRetry();
+    await this.run(true);
+  }
+
+  /**
+   * Stops the timer, waits (until the deadline) for admitted requests to hand in their records, and writes
+   * everything, retrying failed writes until the deadline. What is still unwritten then is logged in full.
+   */
+  close(timeoutMs: number): Promise<void> {
+    this.closing ??= this.shutdown(timeoutMs);
+    return this.closing;
+  }
+
+  private async shutdown(timeoutMs: number): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    const deadline = Date.now() + timeoutMs;
+    while (this.reserved > 0 && Date.now() < deadline) await sleep(5);
+    let delay = this.retryBaseMs;
+    for (;;) {
+      try {
+        await this.flush();
+      } catch {
+        // logged by the write; retried below until the deadline
+      }
+      if (this.queue.length === 0 && this.reserved === 0) break;
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      await sleep(Math.min(delay, left));
+      delay = Math.min(delay * 2, this.retryMaxMs);
+    }
+    while (this.writing) await this.writing;
+    this.clearRetry();
+    this.finished = true;
+    for (const waiter of this.waiters.splice(0)) {
+      waiter.signal?.removeEventListener('abort', waiter.onAbort);
+      waiter.reject(new Error('the usage recorder has shut down'));
+    }
+    if (this.queue.length > 0 || this.reserved > 0) {
+      const lost = this.queue.splice(0);
+      this.options.logger.error(
+        { unwritten: lost.length, stillInFlight: this.reserved },
+        `usage: ${lost.length} records could not be written before shutdown; each follows in an error log line`,
+      );
+      for (let i = 0; i < lost.length; i += RECORDS_PER_LOG_LINE) {
+        this.options.logger.error({ records: lost.slice(i, i + RECORDS_PER_LOG_LINE) }, 'unwritten usage records');
+      }
+    }
+  }
+
+  private wait(signal: AbortSignal | undefined): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (!this.saturated) {
+      this.saturated = { since: Date.now(), waited: 0 };
+      this.options.logger.error(
+        { maxPending: this.options.maxPending, pending: this.queue.length, inFlight: this.reserved, failedWrites: this.failures },
+        `usage queue full: ${this.options.maxPending} records wait to be written; new requests wait for room (back-pressure) until the database accepts writes`,
+      );
+    }
+    this.saturated.waited++;
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve, reject, signal,
+        onAbort: () => {
+          const at = this.waiters.indexOf(waiter);
+          if (at !== -1) this.waiters.splice(at, 1);
+          reject(signal!.reason);
+          this.endSaturation();
+        },
+      };
+      signal?.addEventListener('abort', waiter.onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Gives freed slots to waiting requests, first come first served. */
+  private admitWaiters(): void {
+    while (this.waiters.length > 0 && this.used < this.options.maxPending) {
+      const waiter = this.waiters.shift()!;
+      waiter.signal?.removeEventListener('abort', waiter.onAbort);
+      this.reserved++;
+      waiter.resolve();
+    }
+    this.endSaturation();
+  }
+
+  private endSaturation(): void {
+    if (!this.saturated || this.waiters.length > 0) return;
+    this.options.logger.warn(
+      { waited: this.saturated.waited, ms: Date.now() - this.saturated.since },
+      'usage queue has room again: requests are admitted without waiting',
+    );
+    this.saturated = undefined;
+  }
+
+  private clearRetry(): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+  }
+
+  /** Starts a background write unless one runs or a retry is scheduled. */
+  private kick(): void {
+    if (this.writing || this.retryTimer || this.queue.length === 0 || this.finished) return;
+    void this.run(false);
+  }
+
+  private run(rethrow: boolean): Promise<void> {
+    const run = this.drain(rethrow);
+    const settled: Promise<void> = run.then(() => {}, () => {}).then(() => {
+      if (this.writing === settled) this.writing = undefined;
+    });
+    this.writing = settled;
+    return run;
+  }
+
+  /** Writes batches from the head of the queue until it is empty or a write fails. */
+  private async drain(rethrow: boolean): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.slice(0, this.options.batchSize);
+      try {
+        await this.options.write(batch);
+      } catch (err) {
+        this.failures++;
+        const retryInMs = this.backoff();
+        this.options.logger.warn(
+          { err, pending: this.queue.length, batch: batch.length, attempt: this.failures, retryInMs },
+          'writing usage records failed: the batch is kept and retried',
+        );
+        if (!this.finished && !this.closing) {
+          this.clearRetry();
+          this.retryTimer = setTimeout(() => {
+            this.retryTimer = undefined;
+            this.kick();
+          }, retryInMs);
+          this.retryTimer.unref();
+        }
+        if (rethrow) throw err;
+        return;
+      }
+      this.queue.splice(0, batch.length);
+      if (this.failures > 0) {
+        this.options.logger.info({ failedAttempts: this.failures, pending: this.queue.length }, 'usage records are written again');
+        this.failures = 0;
+      }
+      this.admitWaiters();
+    }
+  }
+
+  /** Jittered exponential backoff: between half and all of base x 2^(failures-1), capped. */
+  private backoff(): number {
+    const ceiling = Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** Math.min(this.failures - 1, 30));
+    return Math.round(ceiling / 2 + this.random() * (ceiling / 2));
+  }
+}

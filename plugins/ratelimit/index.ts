@@ -1,0 +1,58 @@
+/**
+ * ratelimit: sliding-window limits per client address (ip), per API key (apiKey) and per tenant (tenant, the
+ * deployment's limits narrowed by the caller's policy), in that order, on the KV's clock so that every instance
+ * sharing a Redis shares each window. Token limits reserve an estimate before the call and settle to the real
+ * usage after it, streams included. See docs/limits.md.
+ */
+import { randomUUID } from 'node:crypto';
+import { definePlugin } from '../../core/pipeline/plugin.ts';
+import { admitAll, mostConstraining, windowHeaders } from './admit.ts';
+import { configSchema, type RateLimitConfig } from './config.ts';
+import { planWindows } from './plan.ts';
+import { StoreGuard } from './store-guard.ts';
+import { TokenReservation } from './tokens.ts';
+
+export default definePlugin<RateLimitConfig>({
+  name: 'ratelimit',
+  description: 'Sliding-window request and token limits per client address, per API key and per tenant (narrowed by organization and department policy); 429 RATE_LIMIT_EXCEEDED.',
+  configSchema,
+  setup(config, services) {
+    const guard = new StoreGuard(config.storeTimeoutMs, config.onStoreError, services.logger);
+    const closed = config.onStoreError === 'closed';
+
+    return async (ctx, next) => {
+      const gw = ctx.state.gw;
+      const planned = planWindows(gw, config);
+      if (planned.length === 0) return next();
+
+      // The caller chooses X-Request-ID, so a gateway-made id keeps entries of different requests apart.
+      const entryId = randomUUID();
+      const tokens = new TokenReservation(gw, config.tokenEstimate.completionTokens);
+      const { kv } = services;
+      const { admitted, storeFailed } = await admitAll(kv, guard, planned, entryId, tokens, closed);
+      const shown = storeFailed ? undefined : mostConstraining(admitted);
+      if (shown) ctx.set(windowHeaders(shown));
+
+      const tokenWindows = admitted.filter((w) => w.name === 'tokensPerDay');
+      if (tokenWindows.length === 0) return next();
+      let settled = false;
+      const settle = async (used: number) => {
+        if (settled) return;
+        settled = true;
+        await Promise.all(tokenWindows.map((w) => guard.quiet('windowAdjust', () => kv.windowAdjust(w.key, entryId, used))));
+      };
+      try {
+        await next();
+      } catch (err) {
+        // Refused later in the pipeline or by the upstream before any answer: nothing was generated.
+        await settle(0);
+        throw err;
+      }
+      if (gw.stream) {
+        gw.tap({ complete: (outcome) => void settle(outcome.usage?.total_tokens ?? tokens.prompt) });
+        return;
+      }
+      await settle(gw.result?.usage?.total_tokens ?? tokens.prompt);
+    };
+  },
+});

@@ -1,0 +1,57 @@
+/**
+ * Which windows a request is checked against, in the order they are checked: ip, then the API key's own
+ * limits, then the deployment's (per tenant, narrowed by the caller's policy). Within a level: per minute,
+ * per day, tokens per day. Building the plan touches no store, so a request with no limit costs nothing.
+ */
+import type { GatewayState } from '../../core/pipeline/context.ts';
+import type { RateLimits } from '../../core/identity/policy.ts';
+import { LIMIT_NAMES, WINDOW_MS, type Level, type LimitName, type RateLimitConfig } from './config.ts';
+
+export interface PlannedWindow {
+  level: Level;
+  name: LimitName;
+  /** `ratelimit:<level>:<id>:<limit-name>` */
+  key: string;
+  limit: number;
+  windowMs: number;
+}
+
+const NONE: readonly PlannedWindow[] = [];
+
+export function planWindows(gw: GatewayState, config: RateLimitConfig): readonly PlannedWindow[] {
+  const caller = gw.caller;
+  const keyLimits = caller?.rateLimits ?? null;
+  const policyLimits = caller?.policy.rateLimits;
+  // The common case, decided without allocating: nothing limits this request.
+  if (!any(config.ip) && (!caller || (!any(keyLimits) && !any(config.deployment) && !any(policyLimits)))) return NONE;
+  const planned: PlannedWindow[] = [];
+  add(planned, 'ip', gw.clientIp, config.ip);
+  // Without a caller (the plugin listed before auth) only the address can be limited.
+  if (!caller) return planned;
+  if (keyLimits) add(planned, 'apiKey', caller.id, keyLimits);
+  add(planned, 'tenant', caller.tenantId, narrowed(config.deployment, caller.policy.rateLimits));
+  return planned;
+}
+
+function any(limits: RateLimits | null | undefined): boolean {
+  return !!limits && (limits.requestsPerMinute !== undefined || limits.requestsPerDay !== undefined || limits.tokensPerDay !== undefined);
+}
+
+function add(planned: PlannedWindow[], level: Level, id: string, limits: RateLimits): void {
+  for (const name of LIMIT_NAMES) {
+    const limit = limits[name];
+    if (limit !== undefined) planned.push({ level, name, key: `ratelimit:${level}:${id}:${name}`, limit, windowMs: WINDOW_MS[name] });
+  }
+}
+
+/** Each limit at the lower of the deployment's and the policy's; either alone applies when the other is unset. */
+export function narrowed(deployment: RateLimits, policy: RateLimits): RateLimits {
+  const result: RateLimits = {};
+  for (const name of LIMIT_NAMES) {
+    const a = deployment[name];
+    const b = policy[name];
+    const value = a === undefined ? b : b === undefined ? a : Math.min(a, b);
+    if (value !== undefined) result[name] = value;
+  }
+  return result;
+}

@@ -1,0 +1,102 @@
+/**
+ * usage: exactly one usage record per request that reaches it (tokens, cost, latency, time to first byte,
+ * status, error code), written in batches by one recorder per gateway (core/usage/recorder.ts) that every
+ * pipeline entry shares. Reads the caller, so it runs after auth (a config rule enforces the order). Only
+ * dispatch endpoints are recorded: local endpoints (/v1/models, /v1/usage) and the passthrough pass through.
+ */
+import type { ModelConfig } from '../../core/config/types.ts';
+import type { PluginServices } from '../../core/pipeline/plugin.ts';
+import { definePlugin } from '../../core/pipeline/plugin.ts';
+import { insertUsageRecords, type UsageRecord } from '../../core/usage/record.ts';
+import { BufferedRecorder, type RecorderSettings } from '../../core/usage/recorder.ts';
+import { RequestMeter } from './meter.ts';
+
+export type UsagePluginConfig = RecorderSettings;
+
+/**
+ * How long a stream's record may wait, after its response closed, for the stream's ending: a stream that was
+ * never sent (the client left first, or a plugin failed after it was made) has none, and is recorded without.
+ */
+const STREAM_ENDING_GRACE_MS = 2000;
+
+interface Shared {
+  recorder: BufferedRecorder<UsageRecord>;
+  settings: string;
+}
+
+/** One recorder per gateway (its services object), however many pipeline entries name the plugin. */
+const recorders = new WeakMap<PluginServices, Shared>();
+
+/** The gateway's usage recorder, once a pipeline entry has set the plugin up: tests flush it. */
+export function usageRecorderFor(services: PluginServices): BufferedRecorder<UsageRecord> | undefined {
+  return recorders.get(services)?.recorder;
+}
+
+function sharedRecorder(config: UsagePluginConfig, services: PluginServices): BufferedRecorder<UsageRecord> {
+  const settings = JSON.stringify({ flushIntervalMs: config.flushIntervalMs, batchSize: config.batchSize, maxPending: config.maxPending });
+  const known = recorders.get(services);
+  if (known) {
+    if (known.settings !== settings) {
+      throw new Error(`plugin "usage": every pipeline entry shares one recorder, and this entry's settings ${settings} differ from the first entry's ${known.settings}`);
+    }
+    return known.recorder;
+  }
+  const recorder = new BufferedRecorder<UsageRecord>({
+    ...config,
+    write: (batch) => insertUsageRecords(services.db, batch),
+    logger: services.logger,
+  }).start();
+  recorders.set(services, { recorder, settings });
+  // Runs after in-flight requests (streams included) have finished, before the database closes.
+  services.onClose(() => recorder.close(services.config.server.shutdownTimeoutMs));
+  return recorder;
+}
+
+export default definePlugin<UsagePluginConfig>({
+  name: 'usage',
+  description: 'Records one usage record per request (tokens, cost, latency, status), buffered and written in batches.',
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      flushIntervalMs: { type: 'integer', minimum: 1, default: 1000, description: 'Write the queued records at least this often (ms).' },
+      batchSize: { type: 'integer', minimum: 1, maximum: 10000, default: 500, description: 'Records per multi-row insert; a write starts as soon as this many are queued.' },
+      maxPending: {
+        type: 'integer', minimum: 1, default: 100000,
+        description: 'Records held in memory (queued plus in flight) at most; when full, new requests wait for room before they are served.',
+      },
+    },
+  },
+  setup(config, services) {
+    const recorder = sharedRecorder(config, services);
+    const models = new Map<string, ModelConfig>(services.config.models.map((m) => [m.id, m]));
+    const deps = { models, logger: services.logger, record: (record: UsageRecord) => recorder.record(record) };
+
+    return async (ctx, next) => {
+      const gw = ctx.state.gw;
+      if (gw.endpoint.kind !== 'dispatch') return next();
+      const arrivedAt = services.clock.now();
+      // Back-pressure: when the queue is full, wait here (before anything is served) for room.
+      const wait = recorder.admit(gw.signal);
+      if (wait) await wait;
+
+      const meter = new RequestMeter(gw, deps, arrivedAt);
+      gw.tap({ chunk: (chunk) => meter.chunk(chunk), complete: (outcome) => meter.streamEnded(outcome) });
+      ctx.res.once('close', () => {
+        if (meter.recorded) return;
+        const finished = ctx.res.writableFinished;
+        const body = ctx.body as { error?: { code?: unknown } } | undefined;
+        const code = typeof body?.error?.code === 'string' ? body.error.code : null;
+        setTimeout(() => meter.fallback(finished, code), gw.stream ? STREAM_ENDING_GRACE_MS : 0).unref();
+      });
+      try {
+        await next();
+      } catch (err) {
+        meter.failed(err);
+        throw err;
+      }
+      if (gw.stream) return; // the tap records it when the stream ends
+      if (gw.result) meter.answered(gw.result.usage);
+    };
+  },
+});

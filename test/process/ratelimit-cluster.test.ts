@@ -1,0 +1,152 @@
+/**
+ * Two gateway processes on one Postgres and one Redis: concurrent requests split across both hold a key's limits
+ * exactly (per minute, per day, per token). Each run works in its own Postgres schema (search_path in the
+ * connection string) and its own Redis key prefix (storage.kvPrefix). Runs when TEST_DATABASE_URL and
+ * TEST_REDIS_URL are set (CI sets both).
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
+import { ADMIN_TOKEN, chatConfig } from '../helpers/gateway.ts';
+import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
+import { admin, assertRefusals, bodyReserving, burst, createKey, fullUsageHandler, send, tally } from '../helpers/ratelimit.ts';
+
+const DATABASE_URL = process.env.TEST_DATABASE_URL;
+const REDIS_URL = process.env.TEST_REDIS_URL;
+const SKIP = DATABASE_URL && REDIS_URL ? false : 'TEST_DATABASE_URL and TEST_REDIS_URL not both set';
+const DAY = 86_400_000;
+const hello = () => ({ model: 'plain', messages: [{ role: 'user', content: 'hi' }] });
+
+/** The connection string with this run's schema first on the search path (libpq's `options`). */
+function withSchema(url: string, schema: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('options', `-c search_path=${schema},public`);
+  return parsed.toString();
+}
+
+describe('ratelimit across two gateway processes on one Redis and one Postgres', { skip: SKIP }, () => {
+  const schema = 'aigw_test_' + randomUUID().replace(/-/g, '');
+  const prefix = `aigw-test-${randomUUID()}:`;
+  let fake: FakeOpenAI;
+  let dir: string;
+  const processes: GatewayProcess[] = [];
+  let urls: string[] = [];
+
+  before(async () => {
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    await client.query(`CREATE SCHEMA "${schema}"`).finally(() => client.end());
+    fake = await startFakeOpenAI();
+    dir = await mkdtemp(join(tmpdir(), 'aigw-ratelimit-cluster-'));
+    const configFile = join(dir, 'pipelines.yaml');
+    await writeFile(configFile, chatConfig(fake.baseUrl, `
+  - name: messages
+    routes: [/v1/messages]
+    plugins:
+      - auth
+      - ratelimit: { deployment: { requestsPerMinute: 6 } }
+  - name: legacy
+    routes: [/v1/completions]
+    plugins:
+      - auth
+      - ratelimit: { ip: { requestsPerMinute: 5 } }
+storage:
+  kvPrefix: "${prefix}"
+`).replace('plugins: [auth]', 'plugins: [auth, ratelimit]'));
+    const env = { DATABASE_URL: withSchema(DATABASE_URL!, schema), REDIS_URL: REDIS_URL!, AIGW_ADMIN_TOKEN: ADMIN_TOKEN, AIGW_DATA_DIR: join(dir, 'data') };
+    const started = await Promise.allSettled([startGatewayProcess(configFile, env), startGatewayProcess(configFile, env)]);
+    for (const s of started) if (s.status === 'fulfilled') processes.push(s.value);
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
+    urls = processes.map((p) => p.url);
+  });
+  after(async () => {
+    for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
+    await Promise.all(processes.map((p) => p.exited));
+    await fake?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => client.end());
+    const redis = new Redis(REDIS_URL!);
+    try {
+      const leftover = await redis.keys(prefix + '*');
+      if (leftover.length > 0) await redis.del(...leftover);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  test('requestsPerMinute K: of 3K concurrent requests over both processes exactly K succeed', async () => {
+    const { id, key } = await createKey(urls[0]!, { rateLimits: { requestsPerMinute: 10 } });
+    const replies = await burst(urls, 30, hello, key);
+    assert.deepEqual(tally(replies), { ok: 10, limited: 20, other: [] });
+    assertRefusals(replies, 'apiKey', 10, 60_000);
+    // The window lives under this run's prefix (storage.kvPrefix), one hash tag per window.
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    const tables = await client.query('SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1', [schema]).finally(() => client.end());
+    assert.ok(tables.rows[0].n > 0, 'the processes work in this run\'s schema');
+    const redis = new Redis(REDIS_URL!);
+    try {
+      assert.equal(await redis.exists(`${prefix}{ratelimit:apiKey:${id}:requestsPerMinute}:entries`), 1);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  test('requestsPerDay K: exactly K succeed, refused with windowMs 86400000', async () => {
+    const { key } = await createKey(urls[1]!, { rateLimits: { requestsPerDay: 7 } });
+    const replies = await burst(urls, 21, hello, key);
+    assert.deepEqual(tally(replies), { ok: 7, limited: 14, other: [] });
+    assertRefusals(replies, 'apiKey', 7, DAY);
+  });
+
+  test('tokensPerDay: exactly the requests whose tokens fit succeed, plain and streamed', async () => {
+    const { body, prompt } = await bodyReserving(40);
+    fake.handle(fullUsageHandler(prompt));
+    try {
+      const { key } = await createKey(urls[0]!, { rateLimits: { tokensPerDay: 5 * 40 } });
+      const replies = await burst(urls, 15, (i) => ({ ...body, stream: i % 3 === 0 }), key);
+      assert.deepEqual(tally(replies), { ok: 5, limited: 10, other: [] });
+      assertRefusals(replies, 'apiKey', 200, DAY);
+    } finally {
+      fake.reset();
+    }
+  });
+
+  test('a reservation settled on one process is what the other sees', async () => {
+    const { key } = await createKey(urls[0]!, { rateLimits: { tokensPerDay: 200 } });
+    const { body } = await bodyReserving(60);
+    const first = await send(urls[0]!, body, key);
+    assert.equal(first.headers.get('x-ratelimit-remaining'), String(200 - 60));
+    const streamed = await send(urls[1]!, { ...body, stream: true }, key); // settles to the fake's 11 tokens
+    assert.equal(streamed.headers.get('x-ratelimit-remaining'), String(200 - 11 - 60));
+    const third = await send(urls[0]!, body, key);
+    assert.equal(third.headers.get('x-ratelimit-remaining'), String(200 - 22 - 60));
+  });
+
+  test('tenant level: a deployment limit narrowed by an organization policy holds across both processes', async () => {
+    const tenantId = `t-${randomUUID().slice(0, 8)}`;
+    await admin(urls[0]!, 'POST', '/tenants', { id: tenantId, name: tenantId });
+    const org = await admin(urls[1]!, 'POST', '/organizations', { name: 'Narrow', tenantId });
+    await admin(urls[0]!, 'PUT', `/organizations/${org.id as string}/policy`, { rateLimits: { requestsPerMinute: 4 } });
+    const { key } = await createKey(urls[1]!, { tenantId, organizationId: org.id });
+    const body = { model: 'plain', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] };
+    const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => send(urls[i % 2]!, body, key, '/v1/messages')));
+    assert.deepEqual(tally(replies), { ok: 4, limited: 8, other: [] });
+    assertRefusals(replies, 'tenant', 4, 60_000);
+  });
+
+  test('ip level: one address over both processes, whatever the key', async () => {
+    const keys = await Promise.all([0, 1, 2].map(() => createKey(urls[0]!, { scopes: { capabilities: ['completions'] } })));
+    const replies = await Promise.all(Array.from({ length: 15 }, (_, i) => send(urls[i % 2]!, hello(), keys[i % 3]!.key, '/v1/completions')));
+    assert.deepEqual(tally(replies), { ok: 5, limited: 10, other: [] });
+    assertRefusals(replies, 'ip', 5, 60_000);
+  });
+});
