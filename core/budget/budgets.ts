@@ -83,20 +83,25 @@ export class BudgetService {
     this.ledger = new BudgetLedger(db, kv);
   }
 
-  /** Every budget that applies to a caller: its tenant's, its organization's, its department's, its key's. */
+  /**
+   * Every budget that applies to a caller: its tenant's, its organization's, its department's, its key's. The
+   * cached lists are read in one KV call; a scope missing from the cache is read from the database.
+   */
   async applicable(caller: CallerScope): Promise<ApplicableBudget[]> {
     const scopes: Array<[BudgetScope, string | null]> = [['deployment', null]];
     if (caller.organizationId) scopes.push(['organization', caller.organizationId]);
     if (caller.departmentId) scopes.push(['department', caller.departmentId]);
     if (caller.kind === 'api_key') scopes.push(['key', caller.id]);
-    const lists = await Promise.all(scopes.map(([scope, id]) => this.forScope(caller.tenantId, scope, id)));
+    const keys = scopes.map(([scope, id]) => listKey(caller.tenantId, scope, id));
+    const cached = await this.kv.mget(keys);
+    const lists = await Promise.all(scopes.map(([scope, id], i) => {
+      const hit = cached[i];
+      return hit == null ? this.load(caller.tenantId, scope, id, keys[i]!) : (JSON.parse(hit) as ApplicableBudget[]);
+    }));
     return lists.flat();
   }
 
-  private async forScope(tenantId: string, scope: BudgetScope, scopeId: string | null): Promise<ApplicableBudget[]> {
-    const key = listKey(tenantId, scope, scopeId);
-    const cached = await this.kv.get(key);
-    if (cached !== null) return JSON.parse(cached) as ApplicableBudget[];
+  private async load(tenantId: string, scope: BudgetScope, scopeId: string | null, key: string): Promise<ApplicableBudget[]> {
     const rows = await this.db.query<BudgetRow>(
       "SELECT * FROM budgets WHERE tenant_id = $1 AND scope = $2 AND COALESCE(scope_id, '') = $3", [tenantId, scope, scopeId ?? '']);
     const budgets = rows.map(toApplicable).sort((a, b) => BUDGET_PERIODS.indexOf(a.period) - BUDGET_PERIODS.indexOf(b.period));

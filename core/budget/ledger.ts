@@ -1,8 +1,9 @@
 /**
  * What budgets have spent: one KV counter per budget and period start, in integer micro-dollars, so that every
  * instance sharing the KV adds to the same exact number. A request reserves its estimated cost on every budget
- * that applies (counterAdd with the limit as ceiling: atomic, so concurrent requests never reserve past it) and
- * settles to its real cost afterwards (the difference, which may be negative, is added without a ceiling).
+ * that applies in one atomic, all-or-nothing countersAdd (each counter with its limit as ceiling), so concurrent
+ * requests never reserve past a limit, and settles to its real cost afterwards in one more call (the
+ * difference, which may be negative, is added without a ceiling).
  *
  * A counter that is missing (a restarted in-memory KV, a flushed Redis, a new period) is rebuilt before use from
  * usage_records: what the usage plugin recorded for that scope since the period began. setIfAbsent makes
@@ -32,7 +33,8 @@ interface Counter {
 
 export interface Reservation {
   micros: number;
-  counters: Array<{ budget: ApplicableBudget; key: string; ttlMs: number }>;
+  /** The counters it was added to. */
+  keys: string[];
 }
 
 export type ReserveOutcome =
@@ -48,9 +50,12 @@ const SCOPE_COLUMN: Record<BudgetScope, string | null> = {
   key: 'api_key_id',
 };
 
-/** Reservations go in this order, so that two requests never hold parts of each other's budgets crosswise. */
+/** The order budgets are reserved and reported in: a refusal names the first that refused; GET /v1/budget lists them so. */
 const SCOPE_ORDER: Record<BudgetScope, number> = { deployment: 0, organization: 1, department: 2, key: 3 };
 const PERIOD_ORDER: Record<BudgetPeriod, number> = { daily: 0, monthly: 1, total: 2 };
+
+/** Rounds of rebuilding missing counters before a reservation gives up (a store error). */
+const MAX_REBUILDS = 3;
 
 export function reservationOrder(a: ApplicableBudget, b: ApplicableBudget): number {
   return SCOPE_ORDER[a.scope] - SCOPE_ORDER[b.scope] || PERIOD_ORDER[a.period] - PERIOD_ORDER[b.period] || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -65,8 +70,7 @@ export class BudgetLedger {
   }
 
   /** Creates a missing counter from the usage records of its period. */
-  private async ensure(budget: ApplicableBudget, counter: Counter): Promise<void> {
-    if ((await this.kv.get(counter.key)) !== null) return;
+  private async rebuild(budget: ApplicableBudget, counter: Counter): Promise<void> {
     const micros = await this.recordedMicros(budget, counter.start);
     await this.kv.setIfAbsent(counter.key, String(micros), counter.ttlMs);
   }
@@ -88,42 +92,45 @@ export class BudgetLedger {
   /** What the budget has spent (settled) or reserved (in flight) in the period holding `now`, in micro-dollars. */
   async spentMicros(budget: ApplicableBudget, now: number): Promise<number> {
     const counter = this.counter(budget, now);
-    await this.ensure(budget, counter);
+    const value = await this.kv.get(counter.key);
+    if (value !== null) return Number(value);
+    await this.rebuild(budget, counter);
     return Number((await this.kv.get(counter.key)) ?? 0);
   }
 
   /**
-   * Reserves `micros` on every budget, in reservation order. When one refuses, what the earlier ones reserved is
-   * given back and the refusing budget is reported. A request fits when spent + micros <= limit; a request of
-   * cost 0 fits unless the budget is already over its limit.
+   * Reserves `micros` on every budget, all or nothing, in one KV call; missing counters are rebuilt first (and
+   * the call made again). When one refuses, nothing is reserved and the first refusing budget in reservation
+   * order is reported. A request fits when spent + micros <= limit; a request of cost 0 fits unless the budget is
+   * already over its limit.
    */
   async reserve(budgets: readonly ApplicableBudget[], micros: number, now: number): Promise<ReserveOutcome> {
-    const reservation: Reservation = { micros, counters: [] };
-    try {
-      for (const budget of [...budgets].sort(reservationOrder)) {
-        const counter = this.counter(budget, now);
-        await this.ensure(budget, counter);
-        const added = await this.kv.counterAdd(counter.key, micros, budget.limitMicros, counter.ttlMs);
-        if (added.applied) reservation.counters.push({ budget, key: counter.key, ttlMs: counter.ttlMs });
-        if (!added.applied || (micros === 0 && added.value > budget.limitMicros)) {
-          await this.settle(reservation, 0);
-          return { ok: false, budget, spentMicros: added.applied ? added.value - micros : added.value };
-        }
-      }
-    } catch (err) {
-      // Give back what was reserved before the store failed; if that fails too, the counters keep it (refusing
-      // more, never overspending) until their period ends.
-      await this.settle(reservation, 0).catch(() => {});
-      throw err;
+    const sorted = [...budgets].sort(reservationOrder);
+    const counters = sorted.map((budget) => this.counter(budget, now));
+    const adds = counters.map((counter, i) => ({ key: counter.key, amount: micros, ceiling: sorted[i]!.limitMicros }));
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.kv.countersAdd(adds);
+      if (outcome.status === 'applied') return { ok: true, reservation: { micros, keys: counters.map((c) => c.key) } };
+      if (outcome.status === 'refused') return { ok: false, budget: sorted[outcome.index]!, spentMicros: outcome.value };
+      // A counter that expires between its rebuild and the next call (a period ending) makes another round.
+      if (attempt === MAX_REBUILDS) throw new Error(`budget counters keep vanishing: ${outcome.missing.map((i) => counters[i]!.key).join(', ')}`);
+      await Promise.all(outcome.missing.map((i) => this.rebuild(sorted[i]!, counters[i]!)));
     }
-    return { ok: true, reservation };
   }
 
-  /** Settles a reservation to what the request really cost (0 gives it all back). Never refused. */
+  /**
+   * Settles a reservation to what the request really cost (0 gives it all back): one call, never refused. A
+   * counter gone meanwhile is not recreated at the difference: it is rebuilt from the usage records when next
+   * needed, and they hold this request once the usage plugin has written it.
+   */
   async settle(reservation: Reservation, actualMicros: number): Promise<void> {
     const delta = actualMicros - reservation.micros;
-    if (delta === 0) return;
-    await Promise.all(reservation.counters.map((c) => this.kv.counterAdd(c.key, delta, null, c.ttlMs)));
+    if (delta === 0 || reservation.keys.length === 0) return;
+    const adds = reservation.keys.map((key) => ({ key, amount: delta, ceiling: null }));
+    const outcome = await this.kv.countersAdd(adds);
+    if (outcome.status !== 'missing') return;
+    const present = adds.filter((_, i) => !outcome.missing.includes(i));
+    if (present.length > 0) await this.kv.countersAdd(present);
   }
 
   /** Drops the counter of the current period (a deleted budget). */

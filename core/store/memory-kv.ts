@@ -1,4 +1,4 @@
-import type { KV, WindowAdmission } from './kv.ts';
+import type { CounterAdd, CountersOutcome, KV, WindowCheck, WindowsAdmission, WindowSettlement } from './kv.ts';
 import { MemoryWindows } from './memory-window.ts';
 
 interface Entry {
@@ -34,6 +34,10 @@ export class MemoryKv implements KV {
     return this.live(key)?.value ?? null;
   }
 
+  async mget(keys: readonly string[]): Promise<Array<string | null>> {
+    return keys.map((key) => this.live(key)?.value ?? null);
+  }
+
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
     this.entries.set(key, { value, expiresAt: ttlMs ? this.now() + ttlMs : 0 });
   }
@@ -62,23 +66,43 @@ export class MemoryKv implements KV {
     return next;
   }
 
-  async windowAdmit(key: string, id: string, cost: number, limit: number, windowMs: number): Promise<WindowAdmission> {
-    return this.windows.admit(key, id, cost, limit, windowMs);
+  async windowsAdmit(windows: readonly WindowCheck[]): Promise<WindowsAdmission> {
+    return this.windows.admit(windows);
   }
 
-  async windowAdjust(key: string, id: string, cost: number): Promise<void> {
-    this.windows.adjust(key, id, cost);
+  async windowsSettle(settlements: readonly WindowSettlement[]): Promise<void> {
+    this.windows.settle(settlements);
   }
 
-  async counterAdd(key: string, amount: number, ceiling: number | null, ttlMs?: number): Promise<{ applied: boolean; value: number }> {
-    const entry = this.live(key);
-    if (entry && !/^-?\d+$/.test(entry.value)) throw new Error(`value at ${key} is not an integer`);
-    const value = entry ? Number(entry.value) : 0;
-    if (ceiling !== null && amount > 0 && value + amount > ceiling) return { applied: false, value };
-    const next = value + amount;
-    if (entry) entry.value = String(next);
-    else this.entries.set(key, { value: String(next), expiresAt: ttlMs ? this.now() + ttlMs : 0 });
-    return { applied: true, value: next };
+  /** How many buckets the window at `key` holds (for tests and diagnostics). */
+  windowSize(key: string): number {
+    return this.windows.size(key);
+  }
+
+  async countersAdd(counters: readonly CounterAdd[]): Promise<CountersOutcome> {
+    // Every counter is read and checked before any is written, as the Redis script does.
+    const entries = counters.map(({ key }) => this.live(key));
+    const missing = entries.flatMap((entry, i) => (entry ? [] : [i]));
+    if (missing.length > 0) return { status: 'missing', missing };
+    const values = entries.map((entry, i) => {
+      if (!/^-?\d+$/.test(entry!.value)) throw new Error(`value at ${counters[i]!.key} is not an integer`);
+      return Number(entry!.value);
+    });
+    const pending = new Map<string, number>();
+    for (let i = 0; i < counters.length; i++) {
+      const { key, amount, ceiling } = counters[i]!;
+      const value = values[i]! + (pending.get(key) ?? 0);
+      if (ceiling !== null && amount >= 0 && value + amount > ceiling) return { status: 'refused', index: i, value };
+      pending.set(key, (pending.get(key) ?? 0) + amount);
+    }
+    return {
+      status: 'applied',
+      values: counters.map(({ amount }, i) => {
+        const entry = entries[i]!;
+        entry.value = String(Number(entry.value) + amount);
+        return Number(entry.value);
+      }),
+    };
   }
 
   async ping(): Promise<void> {}

@@ -1,67 +1,127 @@
-/** The sliding-window log of the memory KV: the same semantics as the Redis script, in one process. */
-import type { WindowAdmission } from './kv.ts';
+/**
+ * The bucketed sliding windows of the memory KV: the same semantics as the Redis scripts (redis-scripts.ts), in
+ * one process. A window is its live buckets, oldest first, and their running sum; at most 1,441 buckets whatever
+ * the traffic (see WINDOW_BUCKETS in kv.ts).
+ */
+import { bucketMs, type AdmittedWindow, type WindowCheck, type WindowsAdmission, type WindowSettlement } from './kv.ts';
 
-interface Entry {
-  id: string;
-  at: number;
-  cost: number;
+interface Window {
+  /** Bucket start times (ms), ascending, and what each holds. */
+  starts: number[];
+  costs: number[];
+  sum: number;
+  windowMs: number;
+  width: number;
 }
 
 export class MemoryWindows {
-  private readonly windows = new Map<string, { entries: Entry[]; sum: number; windowMs: number }>();
+  private readonly windows = new Map<string, Window>();
 
   constructor(private readonly now: () => number) {}
 
-  admit(key: string, id: string, cost: number, limit: number, windowMs: number): WindowAdmission {
+  admit(checks: readonly WindowCheck[]): WindowsAdmission {
     const now = this.now();
-    const window = this.windows.get(key) ?? { entries: [], sum: 0, windowMs };
-    window.windowMs = windowMs;
-    const cutoff = now - windowMs;
-    // Entries are in admission order, so the expired ones are a prefix.
-    let gone = 0;
-    while (gone < window.entries.length && window.entries[gone]!.at <= cutoff) window.sum -= window.entries[gone++]!.cost;
-    if (gone > 0) window.entries.splice(0, gone);
-    this.windows.set(key, window);
-    const reset = () => (window.entries.length === 0 ? 0 : window.entries[0]!.at + windowMs - now);
-    if (window.sum + cost > limit) {
-      return { admitted: false, used: window.sum, retryAfterMs: retryAfter(window.entries, window.sum + cost - limit, cost > limit, now, windowMs), resetMs: reset() };
+    const byKey = new Map<string, Window>();
+    const windows = checks.map((check) => byKey.get(check.key) ?? byKey.set(check.key, this.current(check, now)).get(check.key)!);
+    // Every window is checked before any is added to, so that a refusal leaves them all as they were.
+    const pending = new Map<string, number>();
+    for (let i = 0; i < checks.length; i++) {
+      const { key, cost, limit } = checks[i]!;
+      const window = windows[i]!;
+      const used = window.sum + (pending.get(key) ?? 0);
+      if (used + cost > limit) {
+        const retryAfterMs = cost > limit ? window.windowMs : retryAfter(window, used + cost - limit, now);
+        return { admitted: false, refused: i, used, retryAfterMs, resetMs: resetMs(window, now) };
+      }
+      pending.set(key, (pending.get(key) ?? 0) + cost);
     }
-    window.entries.push({ id, at: now, cost });
-    window.sum += cost;
-    return { admitted: true, used: window.sum, retryAfterMs: 0, resetMs: reset() };
+    return {
+      admitted: true,
+      windows: checks.map((check, i): AdmittedWindow => {
+        const window = windows[i]!;
+        this.windows.set(check.key, window);
+        const bucket = now - (now % window.width);
+        if (window.starts.at(-1) === bucket) window.costs[window.costs.length - 1]! += check.cost;
+        else {
+          window.starts.push(bucket);
+          window.costs.push(check.cost);
+        }
+        window.sum += check.cost;
+        return { used: window.sum, resetMs: resetMs(window, now), bucket };
+      }),
+    };
   }
 
-  adjust(key: string, id: string, cost: number): void {
-    const window = this.windows.get(key);
-    const index = window?.entries.findIndex((e) => e.id === id) ?? -1;
-    if (!window || index === -1) return;
-    const entry = window.entries[index]!;
-    window.sum += cost - entry.cost;
-    if (cost <= 0) window.entries.splice(index, 1);
-    else entry.cost = cost;
+  settle(settlements: readonly WindowSettlement[]): void {
+    for (const { key, bucket, delta } of settlements) {
+      const window = this.windows.get(key);
+      const index = window ? findBucket(window.starts, bucket) : -1;
+      if (!window || index === -1) continue;
+      window.costs[index]! += delta;
+      window.sum += delta;
+    }
   }
 
-  /** Drops windows whose every entry has left them. */
+  /** How many buckets a window holds (for tests and diagnostics). */
+  size(key: string): number {
+    return this.windows.get(key)?.starts.length ?? 0;
+  }
+
+  /** Drops windows whose every bucket has left them. */
   sweep(): void {
     const now = this.now();
     for (const [key, window] of this.windows) {
-      const last = window.entries.at(-1);
-      if (!last || last.at <= now - window.windowMs) this.windows.delete(key);
+      const last = window.starts.at(-1);
+      if (last === undefined || gone(window, last, now)) this.windows.delete(key);
     }
   }
 
   clear(): void {
     this.windows.clear();
   }
+
+  /** The window at `now`: its expired buckets dropped (a new window when there is none). */
+  private current(check: WindowCheck, now: number): Window {
+    const window = this.windows.get(check.key) ?? { starts: [], costs: [], sum: 0, windowMs: check.windowMs, width: bucketMs(check.windowMs) };
+    let expired = 0;
+    while (expired < window.starts.length && gone(window, window.starts[expired]!, now)) window.sum -= window.costs[expired++]!;
+    if (expired > 0) {
+      window.starts.splice(0, expired);
+      window.costs.splice(0, expired);
+    }
+    if (window.starts.length === 0) {
+      window.sum = 0;
+      this.windows.delete(check.key);
+    }
+    return window;
+  }
 }
 
-/** How long until the oldest entries free `need` of the window (the whole window when the cost can never fit). */
-export function retryAfter(entries: ReadonlyArray<{ at: number; cost: number }>, need: number, never: boolean, now: number, windowMs: number): number {
-  if (never) return windowMs;
+/** A bucket has left the window once all of it is older than the window: its last instant plus windowMs. */
+const gone = (window: Window, start: number, now: number) => start + window.width + window.windowMs <= now;
+
+const resetMs = (window: Window, now: number) => (window.starts.length === 0 ? 0 : window.starts[0]! + window.width + window.windowMs - now);
+
+/** How long until the oldest buckets free `need` of the window. */
+function retryAfter(window: Window, need: number, now: number): number {
   let freed = 0;
-  for (const entry of entries) {
-    freed += entry.cost;
-    if (freed >= need) return Math.max(1, entry.at + windowMs - now);
+  for (let i = 0; i < window.starts.length; i++) {
+    freed += window.costs[i]!;
+    if (freed >= need) return Math.max(1, window.starts[i]! + window.width + window.windowMs - now);
   }
-  return windowMs;
+  return window.windowMs;
+}
+
+/** Binary search: settlements mostly name recent buckets, but any live one may be named. */
+function findBucket(starts: readonly number[], bucket: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const start = starts[mid]!;
+    if (start === bucket) return mid;
+    if (start < bucket) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
 }

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
-import type { KV, WindowAdmission } from './kv.ts';
-import { COUNTER_ADD, INCR_WITH_TTL, WINDOW_ADJUST, WINDOW_ADMIT } from './redis-scripts.ts';
+import { bucketMs, type CounterAdd, type CountersOutcome, type KV, type WindowCheck, type WindowsAdmission, type WindowSettlement } from './kv.ts';
+import { COUNTERS_ADD, INCR_WITH_TTL, WINDOWS_ADMIT, WINDOWS_SETTLE } from './redis-scripts.ts';
 
 type Script = (...args: Array<string | number>) => Promise<unknown>;
 
@@ -22,14 +22,20 @@ export class RedisKv implements KV {
     redis.on('error', () => {});
     await redis.connect();
     redis.defineCommand('aigwIncrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL });
-    redis.defineCommand('aigwCounterAdd', { numberOfKeys: 1, lua: COUNTER_ADD });
-    redis.defineCommand('aigwWindowAdmit', { numberOfKeys: 3, lua: WINDOW_ADMIT });
-    redis.defineCommand('aigwWindowAdjust', { numberOfKeys: 3, lua: WINDOW_ADJUST });
+    // Without numberOfKeys the key count is the first argument: these scripts take a key or two per window or counter.
+    redis.defineCommand('aigwWindowsAdmit', { lua: WINDOWS_ADMIT });
+    redis.defineCommand('aigwWindowsSettle', { lua: WINDOWS_SETTLE });
+    redis.defineCommand('aigwCountersAdd', { lua: COUNTERS_ADD });
     return new RedisKv(redis, prefix);
   }
 
   async get(key: string): Promise<string | null> {
     return this.redis.get(this.prefix + key);
+  }
+
+  async mget(keys: readonly string[]): Promise<Array<string | null>> {
+    if (keys.length === 0) return [];
+    return this.redis.mget(keys.map((key) => this.prefix + key));
   }
 
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
@@ -45,33 +51,41 @@ export class RedisKv implements KV {
     await this.redis.del(this.prefix + key);
   }
 
+  /** A script defined at open; ioredis sends EVALSHA and falls back to EVAL when Redis has lost the script. */
   private script(name: string): Script {
     const command = (this.redis as unknown as Record<string, Script>)[name]!;
     return (...args) => command.apply(this.redis, args);
-  }
-
-  /** A window's three keys share one hash tag, so the script's keys sit in one slot of a Redis Cluster too. */
-  private windowKeys(key: string): [string, string, string] {
-    const base = `${this.prefix}{${key}}`;
-    return [`${base}:entries`, `${base}:costs`, `${base}:sum`];
   }
 
   async incrBy(key: string, by: number, ttlMs?: number): Promise<number> {
     return Number(await this.script('aigwIncrWithTtl')(this.prefix + key, by, ttlMs ?? 0));
   }
 
-  async counterAdd(key: string, amount: number, ceiling: number | null, ttlMs?: number): Promise<{ applied: boolean; value: number }> {
-    const [applied, value] = (await this.script('aigwCounterAdd')(this.prefix + key, amount, ceiling ?? '', ttlMs ?? 0)) as [number, number];
-    return { applied: applied === 1, value: Number(value) };
+  /** A window is two keys: `<key>:buckets`, a hash of bucket start -> cost plus 'sum', and `<key>:starts`. */
+  async windowsAdmit(windows: readonly WindowCheck[]): Promise<WindowsAdmission> {
+    const keys = windows.flatMap((w) => [`${this.prefix}${w.key}:buckets`, `${this.prefix}${w.key}:starts`]);
+    const args = windows.flatMap((w) => [w.cost, w.limit, w.windowMs, bucketMs(w.windowMs)]);
+    const reply = ((await this.script('aigwWindowsAdmit')(keys.length, ...keys, ...args)) as Array<number | string>).map(Number);
+    if (reply[0] === 0) return { admitted: false, refused: reply[1]!, used: reply[2]!, retryAfterMs: reply[3]!, resetMs: reply[4]! };
+    return {
+      admitted: true,
+      windows: windows.map((_, i) => ({ used: reply[1 + 3 * i]!, resetMs: reply[2 + 3 * i]!, bucket: reply[3 + 3 * i]! })),
+    };
   }
 
-  async windowAdmit(key: string, id: string, cost: number, limit: number, windowMs: number): Promise<WindowAdmission> {
-    const [admitted, used, retryAfterMs, resetMs] = (await this.script('aigwWindowAdmit')(...this.windowKeys(key), id, cost, limit, windowMs)) as number[];
-    return { admitted: admitted === 1, used: Number(used), retryAfterMs: Number(retryAfterMs), resetMs: Number(resetMs) };
+  async windowsSettle(settlements: readonly WindowSettlement[]): Promise<void> {
+    if (settlements.length === 0) return;
+    const keys = settlements.map((s) => `${this.prefix}${s.key}:buckets`);
+    await this.script('aigwWindowsSettle')(keys.length, ...keys, ...settlements.flatMap((s) => [s.bucket, s.delta]));
   }
 
-  async windowAdjust(key: string, id: string, cost: number): Promise<void> {
-    await this.script('aigwWindowAdjust')(...this.windowKeys(key), id, cost);
+  async countersAdd(counters: readonly CounterAdd[]): Promise<CountersOutcome> {
+    const keys = counters.map((c) => this.prefix + c.key);
+    const args = counters.flatMap((c) => [c.amount, c.ceiling ?? '']);
+    const reply = ((await this.script('aigwCountersAdd')(keys.length, ...keys, ...args)) as Array<number | string>).map(Number);
+    if (reply[0] === 1) return { status: 'applied', values: reply.slice(1) };
+    if (reply[0] === 2) return { status: 'missing', missing: reply.slice(1) };
+    return { status: 'refused', index: reply[1]!, value: reply[2]! };
   }
 
   async ping(): Promise<void> {

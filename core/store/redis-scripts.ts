@@ -1,6 +1,8 @@
 /**
- * The Lua scripts behind the Redis KV's atomic operations. Every script reads the time with TIME, so all
- * gateway instances share Redis's clock rather than each trusting its own.
+ * The Lua scripts behind the Redis KV's atomic operations. The window scripts read the time with TIME, so all
+ * gateway instances share Redis's clock rather than each trusting its own. A script runs alone on the server,
+ * so each call is one atomic step however many keys it touches; it checks everything before it writes anything,
+ * because Redis does not roll back what a script wrote before it failed.
  */
 
 /** INCRBY and the first-time PEXPIRE in one step, so a key can never be left without its TTL. */
@@ -9,76 +11,116 @@ local v = redis.call('INCRBY', KEYS[1], ARGV[1])
 if tonumber(ARGV[2]) > 0 and redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return v`;
 
-/** counterAdd: KEYS[1] the counter; ARGV amount, ceiling ('' for none), ttl ms (0 for none). */
-export const COUNTER_ADD = `
-local v = tonumber(redis.call('GET', KEYS[1]) or '0')
-local amount = tonumber(ARGV[1])
-if ARGV[2] ~= '' and amount > 0 and v + amount > tonumber(ARGV[2]) then return {0, v} end
-v = redis.call('INCRBY', KEYS[1], amount)
-if tonumber(ARGV[3]) > 0 and redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-return {1, v}`;
+/**
+ * countersAdd: KEYS the counters; ARGV per counter: amount, ceiling ('' for none). Returns {1, value...} when
+ * applied, {2, index...} (0-based) when counters are missing, {0, index, value} when one refuses.
+ */
+export const COUNTERS_ADD = `
+local values, missing, pending = {}, {2}, {}
+for i = 1, #KEYS do
+  local v = redis.call('GET', KEYS[i])
+  if not v then missing[#missing + 1] = i - 1
+  elseif not string.match(v, '^%-?%d+$') then return redis.error_reply('value at ' .. KEYS[i] .. ' is not an integer')
+  else values[i] = tonumber(v) end
+end
+if #missing > 1 then return missing end
+for i = 1, #KEYS do
+  local amount, ceiling = tonumber(ARGV[2 * i - 1]), ARGV[2 * i]
+  local v = values[i] + (pending[KEYS[i]] or 0)
+  if ceiling ~= '' and amount >= 0 and v + amount > tonumber(ceiling) then return {0, i - 1, v} end
+  pending[KEYS[i]] = (pending[KEYS[i]] or 0) + amount
+end
+local result = {1}
+for i = 1, #KEYS do result[i + 1] = redis.call('INCRBY', KEYS[i], ARGV[2 * i - 1]) end
+return result`;
 
 /**
- * windowAdmit: KEYS[1] a sorted set of entry ids by admission time, KEYS[2] a hash of their costs, KEYS[3] the
- * running total; ARGV id, cost, limit, window ms. Expired entries leave first (in bounded batches, so a large
- * window never unpacks more than Lua's stack holds). Returns {admitted, used, retryAfterMs, resetMs}.
+ * windowsAdmit: KEYS per window: a hash of its buckets (start ms -> cost, and 'sum'), a sorted set of their
+ * starts; ARGV per window: cost, limit, window ms, bucket ms. A bucket has left once start + bucket + window <=
+ * now. Returns {1, used, resetMs, bucket start, ...per window} when admitted, or
+ * {0, index of the refusing window (0-based), used, retryAfterMs, resetMs}.
  */
-export const WINDOW_ADMIT = `
+export const WINDOWS_ADMIT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window = tonumber(ARGV[4])
-local cutoff = now - window
-local sum = tonumber(redis.call('GET', KEYS[3]) or '0')
-while true do
-  local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', cutoff, 'LIMIT', 0, 500)
-  if #expired == 0 then break end
-  local costs = redis.call('HMGET', KEYS[2], unpack(expired))
-  for _, c in ipairs(costs) do sum = sum - tonumber(c or '0') end
-  redis.call('ZREM', KEYS[1], unpack(expired))
-  redis.call('HDEL', KEYS[2], unpack(expired))
-end
-if redis.call('ZCARD', KEYS[1]) == 0 then sum = 0 end
-local cost = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-local function reset()
-  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local n = #KEYS / 2
+local function arg(i, j) return tonumber(ARGV[4 * (i - 1) + j]) end
+local function reset(z, window, width)
+  local oldest = redis.call('ZRANGE', z, 0, 0, 'WITHSCORES')
   if #oldest == 0 then return 0 end
-  return tonumber(oldest[2]) + window - now
+  return tonumber(oldest[2]) + width + window - now
 end
-if sum + cost > limit then
-  redis.call('SET', KEYS[3], sum, 'PX', window)
-  if cost > limit then return {0, sum, window, reset()} end
-  local need = sum + cost - limit
-  local freed = 0
-  local offset = 0
+-- The oldest buckets, a batch at a time, until they free what is needed (usually the first batch does).
+local function retryAfter(h, z, need, window, width)
+  local freed, offset = 0, 0
   while true do
-    local batch = redis.call('ZRANGE', KEYS[1], offset, offset + 199, 'WITHSCORES')
-    if #batch == 0 then return {0, sum, window, reset()} end
-    for i = 1, #batch, 2 do
-      freed = freed + tonumber(redis.call('HGET', KEYS[2], batch[i]) or '0')
-      if freed >= need then return {0, sum, math.max(1, tonumber(batch[i + 1]) + window - now), reset()} end
+    local starts = redis.call('ZRANGE', z, offset, offset + 63)
+    if #starts == 0 then return window end
+    local costs = redis.call('HMGET', h, unpack(starts))
+    for j = 1, #starts do
+      freed = freed + tonumber(costs[j] or '0')
+      if freed >= need then return math.max(1, tonumber(starts[j]) + width + window - now) end
     end
-    offset = offset + 200
+    offset = offset + 64
   end
 end
-redis.call('ZADD', KEYS[1], now, ARGV[1])
-redis.call('HSET', KEYS[2], ARGV[1], cost)
-sum = sum + cost
-redis.call('SET', KEYS[3], sum, 'PX', window)
-redis.call('PEXPIRE', KEYS[1], window)
-redis.call('PEXPIRE', KEYS[2], window)
-return {1, sum, 0, reset()}`;
-
-/** windowAdjust: the same KEYS; ARGV id, new cost (0 removes). An entry that already left stays gone. */
-export const WINDOW_ADJUST = `
-local old = redis.call('HGET', KEYS[2], ARGV[1])
-if not old then return 0 end
-local cost = tonumber(ARGV[2])
-if cost <= 0 then
-  redis.call('ZREM', KEYS[1], ARGV[1])
-  redis.call('HDEL', KEYS[2], ARGV[1])
-else
-  redis.call('HSET', KEYS[2], ARGV[1], cost)
+local pending = {}
+for i = 1, n do
+  local h, z = KEYS[2 * i - 1], KEYS[2 * i]
+  local cost, limit, window, width = arg(i, 1), arg(i, 2), arg(i, 3), arg(i, 4)
+  local sum = tonumber(redis.call('HGET', h, 'sum') or '0')
+  -- At most 1,441 buckets live in a window, so the expired ones always fit in one call.
+  local gone = redis.call('ZRANGEBYSCORE', z, '-inf', string.format('%.0f', now - window - width))
+  if #gone > 0 then
+    local costs = redis.call('HMGET', h, unpack(gone))
+    for _, c in ipairs(costs) do sum = sum - tonumber(c or '0') end
+    redis.call('ZREM', z, unpack(gone))
+    if redis.call('EXISTS', z) == 0 then
+      sum = 0
+      redis.call('DEL', h)
+    else
+      redis.call('HDEL', h, unpack(gone))
+      redis.call('HSET', h, 'sum', string.format('%.0f', sum))
+    end
+  end
+  local used = sum + (pending[h] or 0)
+  if used + cost > limit then
+    local retry = window
+    if cost <= limit then retry = retryAfter(h, z, used + cost - limit, window, width) end
+    return {0, i - 1, used, retry, reset(z, window, width)}
+  end
+  pending[h] = (pending[h] or 0) + cost
 end
-if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('INCRBY', KEYS[3], cost - tonumber(old)) end
-return 1`;
+local result = {1}
+for i = 1, n do
+  local h, z = KEYS[2 * i - 1], KEYS[2 * i]
+  local cost, window, width = ARGV[4 * (i - 1) + 1], arg(i, 3), arg(i, 4)
+  local start = now - now % width
+  -- Numbers go to Redis as text: format the start whole, never in exponent form.
+  local field = string.format('%.0f', start)
+  redis.call('HINCRBY', h, field, cost)
+  local used = redis.call('HINCRBY', h, 'sum', cost)
+  redis.call('ZADD', z, field, field)
+  -- Both keys live until the newest bucket leaves.
+  local ttl = start + width + window - now
+  redis.call('PEXPIRE', h, ttl)
+  redis.call('PEXPIRE', z, ttl)
+  result[#result + 1] = used
+  result[#result + 1] = reset(z, window, width)
+  result[#result + 1] = start
+end
+return result`;
+
+/**
+ * windowsSettle: KEYS the buckets hash of each window; ARGV per window: bucket start, delta. A bucket that has
+ * left (or whose window expired) is not recreated.
+ */
+export const WINDOWS_SETTLE = `
+for i = 1, #KEYS do
+  local field, delta = ARGV[2 * i - 1], tonumber(ARGV[2 * i])
+  if delta ~= 0 and redis.call('HEXISTS', KEYS[i], field) == 1 then
+    redis.call('HINCRBY', KEYS[i], field, delta)
+    redis.call('HINCRBY', KEYS[i], 'sum', delta)
+  end
+end
+return 0`;

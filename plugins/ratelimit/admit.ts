@@ -1,71 +1,77 @@
 /**
- * Admission: each planned window in order, one atomic KV call each (windowAdmit runs on the KV's clock). A
- * refusal, or a failure reading the body for a token estimate, gives back what the earlier windows admitted,
- * so a refused request consumes no quota anywhere.
+ * Admission: every window of the request in one atomic KV call (windowsAdmit, on the KV's clock), all or
+ * nothing: when any window refuses, nothing is added anywhere, so a refused request consumes no quota, and the
+ * first refusing window in plan order answers. Settlement is one call too (windowsSettle).
  */
 import { GatewayError } from '../../core/errors.ts';
-import type { KV, WindowAdmission } from '../../core/store/kv.ts';
+import type { KV, WindowsAdmission } from '../../core/store/kv.ts';
 import type { PlannedWindow } from './plan.ts';
 import type { StoreGuard } from './store-guard.ts';
 import { TokenReservation } from './tokens.ts';
 
-export interface AdmittedWindow extends PlannedWindow {
+interface CostedWindow extends PlannedWindow {
   cost: number;
-  admission: WindowAdmission;
+}
+
+export interface AdmittedWindow extends CostedWindow {
+  /** The window's total with this request. */
+  used: number;
+  resetMs: number;
+  /** The bucket the request landed in, which settlement adjusts. */
+  bucket: number;
 }
 
 export interface Admission {
   admitted: AdmittedWindow[];
-  /** The KV failed and onStoreError is open: the request goes on, checked only against what was admitted. */
+  /** The KV failed and onStoreError is open: the request goes on unchecked. */
   storeFailed: boolean;
 }
 
-export async function admitAll(
-  kv: KV,
-  guard: StoreGuard,
-  planned: readonly PlannedWindow[],
-  entryId: string,
-  tokens: TokenReservation,
-  closed: boolean,
-): Promise<Admission> {
-  const admitted: AdmittedWindow[] = [];
-  const giveBack = () => Promise.all(admitted.map((w) => guard.quiet('windowAdjust', () => kv.windowAdjust(w.key, entryId, 0))));
+export async function admitAll(kv: KV, guard: StoreGuard, planned: readonly PlannedWindow[], tokens: TokenReservation, closed: boolean): Promise<Admission> {
+  // A token window's cost is the estimate, so the body is read before the call: a 400 or 413 from it ends the
+  // request with nothing consumed. Endpoints without a canonical body are counted by their request limits only.
+  const windows: CostedWindow[] = [];
   for (const window of planned) {
-    let cost = 1;
-    if (window.name === 'tokensPerDay') {
-      if (!tokens.applies) continue;
-      try {
-        cost = TokenReservation.cost(await tokens.want(), tokens.prompt, window.limit);
-      } catch (err) {
-        await giveBack();
-        throw err;
-      }
-    }
-    let admission: WindowAdmission;
-    try {
-      admission = await guard.run('windowAdmit', () => kv.windowAdmit(window.key, entryId, cost, window.limit, window.windowMs));
-    } catch {
-      if (!closed) return { admitted, storeFailed: true };
-      await giveBack();
-      throw new GatewayError('STORE_UNAVAILABLE', 'Rate limiting is unavailable: the shared store did not answer', { plugin: 'ratelimit' }, { 'Retry-After': '1' });
-    }
-    if (!admission.admitted) {
-      await giveBack();
-      throw refusal({ ...window, cost, admission });
-    }
-    admitted.push({ ...window, cost, admission });
+    if (window.name !== 'tokensPerDay') windows.push({ ...window, cost: 1 });
+    else if (tokens.applies) windows.push({ ...window, cost: TokenReservation.cost(await tokens.want(), tokens.prompt, window.limit) });
   }
-  return { admitted, storeFailed: false };
+  if (windows.length === 0) return { admitted: [], storeFailed: false };
+  const admitting = kv.windowsAdmit(windows);
+  let result: WindowsAdmission;
+  try {
+    result = await guard.run('windowsAdmit', () => admitting);
+  } catch {
+    if (!closed) return { admitted: [], storeFailed: true };
+    // A call that timed out may still complete: what it admitted is then given back.
+    void admitting.then((late) => (late.admitted ? settleAll(kv, guard, admittedWindows(windows, late), 0) : undefined), () => {});
+    throw new GatewayError('STORE_UNAVAILABLE', 'Rate limiting is unavailable: the shared store did not answer', { plugin: 'ratelimit' }, { 'Retry-After': '1' });
+  }
+  if (!result.admitted) {
+    const window = windows[result.refused]!;
+    throw refusal(window, result.used, result.retryAfterMs, result.resetMs);
+  }
+  return { admitted: admittedWindows(windows, result), storeFailed: false };
+}
+
+function admittedWindows(windows: readonly CostedWindow[], result: Extract<WindowsAdmission, { admitted: true }>): AdmittedWindow[] {
+  return windows.map((window, i) => ({ ...window, ...result.windows[i]! }));
+}
+
+/** Sets what each of `windows` charged this request to `used` (0 gives it back): one KV call, never thrown. */
+export async function settleAll(kv: KV, guard: StoreGuard, windows: readonly AdmittedWindow[], used: number): Promise<void> {
+  const changed = windows.filter((w) => w.cost !== used);
+  if (changed.length === 0) return;
+  await guard.quiet('windowsSettle', () => kv.windowsSettle(changed.map((w) => ({ key: w.key, bucket: w.bucket, delta: used - w.cost }))));
 }
 
 const seconds = (ms: number) => Math.ceil(ms / 1000);
 
-/** X-RateLimit-* for one window: its limit, what is left, and seconds until its oldest entry leaves it. */
-export function windowHeaders(window: AdmittedWindow): Record<string, string> {
+/** X-RateLimit-* for one window: its limit, what is left, and seconds until its oldest bucket leaves it. */
+export function windowHeaders(window: { limit: number; used: number; resetMs: number }): Record<string, string> {
   return {
     'X-RateLimit-Limit': String(window.limit),
-    'X-RateLimit-Remaining': String(Math.max(0, window.limit - window.admission.used)),
-    'X-RateLimit-Reset': String(seconds(window.admission.resetMs)),
+    'X-RateLimit-Remaining': String(Math.max(0, window.limit - window.used)),
+    'X-RateLimit-Reset': String(seconds(window.resetMs)),
   };
 }
 
@@ -74,7 +80,7 @@ export function mostConstraining(admitted: readonly AdmittedWindow[]): AdmittedW
   let best: AdmittedWindow | undefined;
   let bestShare = Infinity;
   for (const window of admitted) {
-    const share = (window.limit - window.admission.used) / window.limit;
+    const share = (window.limit - window.used) / window.limit;
     if (share < bestShare) {
       best = window;
       bestShare = share;
@@ -83,12 +89,12 @@ export function mostConstraining(admitted: readonly AdmittedWindow[]): AdmittedW
   return best;
 }
 
-function refusal(window: AdmittedWindow): GatewayError {
-  const retryAfter = Math.max(1, seconds(window.admission.retryAfterMs));
+function refusal(window: CostedWindow, used: number, retryAfterMs: number, resetMs: number): GatewayError {
+  const retryAfter = Math.max(1, seconds(retryAfterMs));
   return new GatewayError(
     'RATE_LIMIT_EXCEEDED',
     'Rate limit exceeded',
     { level: window.level, retryAfter, limit: window.limit, windowMs: window.windowMs },
-    { 'Retry-After': String(retryAfter), ...windowHeaders(window) },
+    { 'Retry-After': String(retryAfter), ...windowHeaders({ limit: window.limit, used, resetMs }) },
   );
 }

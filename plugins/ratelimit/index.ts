@@ -1,12 +1,12 @@
 /**
  * ratelimit: sliding-window limits per client address (ip), per API key (apiKey) and per tenant (tenant, the
  * deployment's limits narrowed by the caller's policy), in that order, on the KV's clock so that every instance
- * sharing a Redis shares each window. Token limits reserve an estimate before the call and settle to the real
- * usage after it, streams included. See docs/limits.md.
+ * sharing a Redis shares each window. A request's windows are admitted in one atomic KV call, all or nothing.
+ * Token limits reserve an estimate before the call and settle to the real usage after it, streams included.
+ * See docs/limits.md.
  */
-import { randomUUID } from 'node:crypto';
 import { definePlugin } from '../../core/pipeline/plugin.ts';
-import { admitAll, mostConstraining, windowHeaders } from './admit.ts';
+import { admitAll, mostConstraining, settleAll, windowHeaders } from './admit.ts';
 import { configSchema, type RateLimitConfig } from './config.ts';
 import { planWindows } from './plan.ts';
 import { StoreGuard } from './store-guard.ts';
@@ -25,11 +25,9 @@ export default definePlugin<RateLimitConfig>({
       const planned = planWindows(gw, config);
       if (planned.length === 0) return next();
 
-      // The caller chooses X-Request-ID, so a gateway-made id keeps entries of different requests apart.
-      const entryId = randomUUID();
       const tokens = new TokenReservation(gw, config.tokenEstimate.completionTokens);
       const { kv } = services;
-      const { admitted, storeFailed } = await admitAll(kv, guard, planned, entryId, tokens, closed);
+      const { admitted, storeFailed } = await admitAll(kv, guard, planned, tokens, closed);
       const shown = storeFailed ? undefined : mostConstraining(admitted);
       if (shown) ctx.set(windowHeaders(shown));
 
@@ -39,7 +37,7 @@ export default definePlugin<RateLimitConfig>({
       const settle = async (used: number) => {
         if (settled) return;
         settled = true;
-        await Promise.all(tokenWindows.map((w) => guard.quiet('windowAdjust', () => kv.windowAdjust(w.key, entryId, used))));
+        await settleAll(kv, guard, tokenWindows, used);
       };
       try {
         await next();

@@ -1,7 +1,7 @@
 /**
  * Token reservations: before the call a token window is charged an estimate (the prompt as the tokenizer counts
- * it, plus max_tokens or the configured completion estimate, per choice); after the answer the entry is set to
- * the real usage.total_tokens.
+ * it, plus max_tokens or the configured completion estimate, per choice); after the answer the reservation is
+ * settled to the real usage.total_tokens.
  */
 import { estimatePromptTokens } from '../../core/canonical/estimate.ts';
 import type { GatewayState } from '../../core/pipeline/context.ts';
@@ -18,7 +18,7 @@ export class TokenReservation {
     return this.gw.endpoint.kind === 'dispatch';
   }
 
-  /** Reads the body on first use (a 400 or 413 from it ends the request, after what was admitted is given back). */
+  /** Reads the body on first use (a 400 or 413 from it ends the request before any window is charged). */
   want(): Promise<number> {
     this.wanted ??= (async () => {
       const { body } = await this.gw.request();

@@ -295,7 +295,7 @@ function pluginSuite(name: string, shared: boolean): void {
       assert.equal(await heldWith({ model: 'priced', max_tokens: 3, n: 2 }) - base, prompt * IN + 6 * OUT);
     });
 
-    test('organization and department budgets apply to every key in them; a refusal gives back what earlier scopes reserved', async () => {
+    test('organization and department budgets apply to every key in them; a refusal reserves nothing on any of them', async () => {
       const org = await ok(admin(gw, 'POST', '/organizations', { name: 'Budgeted org' }), 201);
       const dept = await ok(admin(gw, 'POST', '/departments', { name: 'Budgeted dept', organizationId: org.id }), 201);
       const orgBudget = await newBudget(gw, { scope: 'organization', scopeId: org.id, period: 'daily', limitUsd: usd(3 * cost5) });
@@ -303,12 +303,12 @@ function pluginSuite(name: string, shared: boolean): void {
       const a = await newKey(gw, { organizationId: org.id });
       const b = await newKey(gw, { organizationId: org.id, departmentId: dept.id });
       const c = await newKey(gw, { organizationId: org.id, departmentId: dept.id });
-      // c's own budget is smaller than one request: refused at the key, after org and department reserved.
+      // c's own budget is smaller than one request: refused at the key, and org and department keep nothing.
       await newBudget(gw, { scope: 'key', scopeId: c.id, period: 'daily', limitUsd: usd(cost5 - 1) });
       assertExceeded(await chat(gw, c.key), { scope: 'key', scopeId: c.id, limit: usd(cost5 - 1), spent: 0, period: 'daily' });
       let shown = await budgetsOf(gw, c.key);
-      assert.equal(shown[orgBudget.id].spent_usd, 0, 'the organization reservation was given back');
-      assert.equal(shown[deptBudget.id].spent_usd, 0, 'the department reservation was given back');
+      assert.equal(shown[orgBudget.id].spent_usd, 0, 'nothing reserved on the organization');
+      assert.equal(shown[deptBudget.id].spent_usd, 0, 'nothing reserved on the department');
 
       assert.equal((await chat(gw, b.key)).status, 200);
       assert.equal((await chat(gw, b.key)).status, 200);
@@ -326,6 +326,36 @@ function pluginSuite(name: string, shared: boolean): void {
       await ok(admin(gw, 'DELETE', `/budgets/${deptBudget.id}`));
       await ok(admin(gw, 'PUT', `/budgets/${orgBudget.id}`, { limitUsd: 1 }));
       assert.equal((await chat(gw, b.key)).status, 200);
+    });
+
+    test('one KV call reads the budget lists, one reserves on every budget, one settles', async () => {
+      const org = await ok(admin(gw, 'POST', '/organizations', { name: 'Counted org' }), 201);
+      const { key, id } = await newKey(gw, { organizationId: org.id });
+      const orgBudget = await newBudget(gw, { scope: 'organization', scopeId: org.id, period: 'monthly', limitUsd: 1 });
+      const keyBudget = await newBudget(gw, { scope: 'key', scopeId: id, period: 'daily', limitUsd: 1 });
+      assert.equal((await chat(gw, key)).status, 200, 'the first request rebuilds the counters');
+      const kv = gw.gateway.services.kv;
+      const calls: string[] = [];
+      const original = { get: kv.get, mget: kv.mget, countersAdd: kv.countersAdd };
+      kv.get = (k) => (k.startsWith('budget:') && calls.push('get'), original.get.call(kv, k));
+      kv.mget = (keys) => (calls.push(`mget ${keys.length}`), original.mget.call(kv, keys));
+      kv.countersAdd = (adds) => (calls.push(`countersAdd ${adds.length}`), original.countersAdd.call(kv, adds));
+      fake.handle((req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(completion(String(req.body.model), 'Hi'))); // usage 9 prompt, 2 completion tokens
+      });
+      try {
+        assert.equal((await chat(gw, key)).status, 200);
+        await eventually(async () => assert.deepEqual(calls, ['mget 3', 'countersAdd 2', 'countersAdd 2']));
+      } finally {
+        delete (kv as Partial<typeof kv>).get;
+        delete (kv as Partial<typeof kv>).mget;
+        delete (kv as Partial<typeof kv>).countersAdd;
+        fake.handle(exact);
+      }
+      const shown = await budgetsOf(gw, key);
+      assert.equal(shown[orgBudget.id].spent_usd, usd(cost5 + 9 * IN + 2 * OUT));
+      assert.equal(shown[keyBudget.id].spent_usd, usd(cost5 + 9 * IN + 2 * OUT));
     });
 
     test('a deployment budget caps every caller of its tenant, and only that tenant', async () => {
@@ -366,8 +396,8 @@ function pluginSuite(name: string, shared: boolean): void {
       const { key, id } = await newKey(gw);
       await newBudget(gw, { scope: 'key', scopeId: id, period: 'daily', limitUsd: 1 });
       const kv = gw.gateway.services.kv;
-      const counterAdd = kv.counterAdd;
-      kv.counterAdd = async () => {
+      const countersAdd = kv.countersAdd;
+      kv.countersAdd = async () => {
         throw new Error('the KV is down');
       };
       try {
@@ -378,7 +408,7 @@ function pluginSuite(name: string, shared: boolean): void {
         const open = await postJson(`${gw.url}/v1/messages`, { model: 'priced', max_tokens: 5, messages: MESSAGES }, { authorization: `Bearer ${key}` });
         assert.equal(open.status, 200, JSON.stringify(open.body));
       } finally {
-        kv.counterAdd = counterAdd;
+        kv.countersAdd = countersAdd;
       }
       assert.equal((await chat(gw, key)).status, 200);
     });
@@ -420,14 +450,14 @@ describe('budget plugin: unpricedModels refuse, and the store-error log', () => 
       assert.equal(lines.filter((l) => String(l.msg).includes('"unpriced" has no pricing')).length, 1, 'logged once per model');
 
       const kv = gw.gateway.services.kv;
-      const counterAdd = kv.counterAdd;
-      kv.counterAdd = async () => {
+      const countersAdd = kv.countersAdd;
+      kv.countersAdd = async () => {
         throw new Error('the KV is down');
       };
       try {
         for (let i = 0; i < 3; i++) assert.equal((await chat(gw, key)).status, 503);
       } finally {
-        kv.counterAdd = counterAdd;
+        kv.countersAdd = countersAdd;
       }
       assert.equal((await chat(gw, key)).status, 200);
       const failed = lines.filter((l) => l.plugin === 'budget' && l.level === 40 && String(l.msg).startsWith('budget: a store failed'));

@@ -39,7 +39,10 @@ function config(baseUrl: string): string {
 
 /** How much a window holds now: a zero-cost probe is admitted and reports the total. */
 async function windowUsed(kv: KV, key: string): Promise<number> {
-  return (await kv.windowAdmit(key, `probe-${randomUUID()}`, 0, Number.MAX_SAFE_INTEGER, DAY)).used;
+  const windowMs = key.endsWith(':requestsPerMinute') ? 60_000 : DAY;
+  const probe = await kv.windowsAdmit([{ key, cost: 0, limit: Number.MAX_SAFE_INTEGER, windowMs }]);
+  assert.ok(probe.admitted);
+  return probe.windows[0]!.used;
 }
 
 async function freshTenant(url: string): Promise<string> {
@@ -70,8 +73,9 @@ describe('ratelimit', () => {
     assert.deepEqual(ok.map((r) => r.headers.get('x-ratelimit-remaining')).sort(), ['0', '1', '2', '3', '4']);
     for (const reply of replies) {
       assert.equal(reply.headers.get('x-ratelimit-limit'), '5');
+      // Seconds, rounded up, until the oldest bucket (42 ms wide in a minute window) has wholly left it.
       const reset = Number(reply.headers.get('x-ratelimit-reset'));
-      assert.ok(reset >= 59 && reset <= 60, `reset ${reset}`);
+      assert.ok(reset >= 59 && reset <= 61, `reset ${reset}`);
     }
     const refused = replies.find((r) => r.status === 429)!;
     assert.equal(refused.headers.get('x-ratelimit-remaining'), '0');
@@ -171,7 +175,7 @@ describe('ratelimit', () => {
     }
   });
 
-  test('a refusal at the tenant level gives back what the key level admitted', async () => {
+  test('a refusal at the tenant level consumes nothing at the key level', async () => {
     const tenantId = await freshTenant(gw.url);
     const { id, key } = await createKey(gw.url, { tenantId, rateLimits: { requestsPerMinute: 10, tokensPerDay: 10_000 } });
     const messages = (i: number) => ({ model: 'plain', max_tokens: 20, messages: [{ role: 'user', content: `hi ${i}` }] });
@@ -239,25 +243,36 @@ describe('ratelimit', () => {
     assertRefusals([await legacy(one!.key)], 'ip', 3, 60_000);
   });
 
-  test('no limit for the caller: no headers, and not one KV window call', async () => {
+  test('no limit for the caller: no KV window call; with limits: one call admits every window, one settles', async () => {
     const kv = gw.gateway.services.kv;
-    const original = { admit: kv.windowAdmit, adjust: kv.windowAdjust };
-    let calls = 0;
-    kv.windowAdmit = (...args) => (calls++, original.admit.apply(kv, args));
-    kv.windowAdjust = (...args) => (calls++, original.adjust.apply(kv, args));
+    const original = { admit: kv.windowsAdmit, settle: kv.windowsSettle };
+    const calls = { admit: 0, settle: 0 };
+    kv.windowsAdmit = (windows) => (calls.admit++, original.admit.call(kv, windows));
+    kv.windowsSettle = (settlements) => (calls.settle++, original.settle.call(kv, settlements));
     try {
       const { key } = await createKey(gw.url);
       const plain = await send(gw.url, hello(), key);
       assert.equal(plain.status, 200);
       assert.equal(plain.headers.get('x-ratelimit-limit'), null);
-      assert.equal(calls, 0);
+      assert.deepEqual(calls, { admit: 0, settle: 0 });
       const limited = await createKey(gw.url, { rateLimits: { requestsPerMinute: 10 } });
       assert.equal((await send(gw.url, hello(), limited.key)).status, 200);
-      assert.equal(calls, 1);
+      assert.deepEqual(calls, { admit: 1, settle: 0 }, 'a request window is never settled');
+      const every = await createKey(gw.url, { rateLimits: { requestsPerMinute: 10, requestsPerDay: 10, tokensPerDay: 10_000 } });
+      assert.equal((await send(gw.url, hello({ max_tokens: 50 }), every.key)).status, 200);
+      assert.deepEqual(calls, { admit: 2, settle: 1 });
     } finally {
-      delete (kv as Partial<KV>).windowAdmit;
-      delete (kv as Partial<KV>).windowAdjust;
+      delete (kv as Partial<KV>).windowsAdmit;
+      delete (kv as Partial<KV>).windowsSettle;
     }
+  });
+
+  test('a body that fails validation is answered before any window is charged', async () => {
+    const { id, key } = await createKey(gw.url, { rateLimits: { requestsPerMinute: 10, tokensPerDay: 10_000 } });
+    const invalid = await send(gw.url, { model: 'plain', messages: 'not a list' }, key);
+    assert.equal(invalid.status, 400);
+    assert.equal(await windowUsed(gw.gateway.services.kv, `ratelimit:apiKey:${id}:requestsPerMinute`), 0);
+    assert.equal(await windowUsed(gw.gateway.services.kv, `ratelimit:apiKey:${id}:tokensPerDay`), 0);
   });
 });
 
@@ -301,7 +316,7 @@ describe('ratelimit: a failing KV, and a place before auth', () => {
     const chat = () => send(gw.url, hello(), key);
     const messages = () => send(gw.url, { model: 'plain', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }, key, '/v1/messages');
 
-    kv.windowAdmit = async () => {
+    kv.windowsAdmit = async () => {
       throw new Error('connect ECONNREFUSED 127.0.0.1:6379');
     };
     try {
@@ -314,13 +329,13 @@ describe('ratelimit: a failing KV, and a place before auth', () => {
       assert.equal(served.headers.get('x-ratelimit-limit'), null);
 
       // A KV that hangs counts as failed after storeTimeoutMs.
-      kv.windowAdmit = () => new Promise(() => {});
+      kv.windowsAdmit = () => new Promise(() => {});
       const started = performance.now();
       assert.equal((await messages()).status, 200);
       assert.ok(performance.now() - started < 2_000);
       assert.equal((await chat()).status, 503);
     } finally {
-      delete (kv as Partial<KV>).windowAdmit;
+      delete (kv as Partial<KV>).windowsAdmit;
     }
     const warns = lines.filter((l) => l.msg?.startsWith('ratelimit: the KV failed'));
     assert.ok(warns.length >= 1 && warns.length < 4, `throttled: ${warns.length} warn lines for 4 failures`);

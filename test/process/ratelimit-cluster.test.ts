@@ -87,14 +87,16 @@ storage:
     const replies = await burst(urls, 30, hello, key);
     assert.deepEqual(tally(replies), { ok: 10, limited: 20, other: [] });
     assertRefusals(replies, 'apiKey', 10, 60_000);
-    // The window lives under this run's prefix (storage.kvPrefix), one hash tag per window.
+    // The window lives under this run's prefix (storage.kvPrefix): a hash of its buckets and their starts.
     const client = new pg.Client({ connectionString: DATABASE_URL });
     await client.connect();
     const tables = await client.query('SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1', [schema]).finally(() => client.end());
     assert.ok(tables.rows[0].n > 0, 'the processes work in this run\'s schema');
     const redis = new Redis(REDIS_URL!);
     try {
-      assert.equal(await redis.exists(`${prefix}{ratelimit:apiKey:${id}:requestsPerMinute}:entries`), 1);
+      const window = `${prefix}ratelimit:apiKey:${id}:requestsPerMinute`;
+      assert.equal(await redis.exists(`${window}:buckets`, `${window}:starts`), 2);
+      assert.equal(await redis.hget(`${window}:buckets`, 'sum'), '10');
     } finally {
       redis.disconnect();
     }
@@ -136,11 +138,18 @@ storage:
     await admin(urls[0]!, 'POST', '/tenants', { id: tenantId, name: tenantId });
     const org = await admin(urls[1]!, 'POST', '/organizations', { name: 'Narrow', tenantId });
     await admin(urls[0]!, 'PUT', `/organizations/${org.id as string}/policy`, { rateLimits: { requestsPerMinute: 4 } });
-    const { key } = await createKey(urls[1]!, { tenantId, organizationId: org.id });
+    const { id, key } = await createKey(urls[1]!, { tenantId, organizationId: org.id, rateLimits: { requestsPerMinute: 100 } });
     const body = { model: 'plain', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] };
     const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => send(urls[i % 2]!, body, key, '/v1/messages')));
     assert.deepEqual(tally(replies), { ok: 4, limited: 8, other: [] });
     assertRefusals(replies, 'tenant', 4, 60_000);
+    // All or nothing: the key's window, checked before the tenant's, holds only the admitted requests.
+    const redis = new Redis(REDIS_URL!);
+    try {
+      assert.equal(await redis.hget(`${prefix}ratelimit:apiKey:${id}:requestsPerMinute:buckets`, 'sum'), '4');
+    } finally {
+      redis.disconnect();
+    }
   });
 
   test('ip level: one address over both processes, whatever the key', async () => {

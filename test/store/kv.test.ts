@@ -74,6 +74,15 @@ function kvSuite(name: string, open: () => Promise<KV>): void {
       assert.equal(await kv.get('ttl-cleared'), 'b');
     });
 
+    test('mget reads several keys at once, null for the missing and the expired ones, in the order asked', async () => {
+      await kv.set('m1', 'one');
+      await kv.set('m2', 'two');
+      await kv.set('m-short', 'gone soon', 30);
+      await sleep(80);
+      assert.deepEqual(await kv.mget(['m2', 'm-missing', 'm1', 'm-short']), ['two', null, 'one', null]);
+      assert.deepEqual(await kv.mget([]), []);
+    });
+
     test('setIfAbsent sets once, refuses while present, and sets again after expiry', async () => {
       assert.equal(await kv.setIfAbsent('lock', 'first', 150), true);
       assert.equal(await kv.setIfAbsent('lock', 'second', 150), false);
