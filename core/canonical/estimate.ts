@@ -29,7 +29,22 @@ function messageText(message: ChatMessage): string {
   return parts.join('\n');
 }
 
-export async function estimatePromptTokens(request: ChatCompletionRequest): Promise<number> {
+/**
+ * One count per request body before the call: ratelimit and budget both reserve against the same prompt, and
+ * counting is the costliest step of either. A plugin that rewrites the prompt must build a new body object.
+ */
+const promptEstimates = new WeakMap<ChatCompletionRequest, Promise<number>>();
+
+export function estimatePromptTokens(request: ChatCompletionRequest): Promise<number> {
+  let estimate = promptEstimates.get(request);
+  if (!estimate) {
+    estimate = countPromptTokens(request);
+    promptEstimates.set(request, estimate);
+  }
+  return estimate;
+}
+
+async function countPromptTokens(request: ChatCompletionRequest): Promise<number> {
   const count = await loadCounter();
   let tokens = TOKENS_PER_REPLY;
   for (const message of request.messages) tokens += TOKENS_PER_MESSAGE + count(messageText(message));
@@ -39,7 +54,8 @@ export async function estimatePromptTokens(request: ChatCompletionRequest): Prom
 
 export async function estimateUsage(request: ChatCompletionRequest, completionText: string): Promise<Usage> {
   const count = await loadCounter();
-  const prompt = await estimatePromptTokens(request);
+  // Counted again: this is the prompt as sent, after every plugin had its say.
+  const prompt = await countPromptTokens(request);
   const completion = completionText === '' ? 0 : count(completionText);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }

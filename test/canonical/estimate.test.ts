@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ChatCompletionRequest } from '../../core/canonical/chat.ts';
+import { estimatePromptTokens, estimateUsage } from '../../core/canonical/estimate.ts';
+
+const request = (content: string): ChatCompletionRequest => ({ model: 'm', messages: [{ role: 'user', content }] });
+
+test('a prompt is counted once per body before the call, and again for usage after it', async () => {
+  const body = request('Say hello to the benchmark, in one short sentence.');
+  const first = estimatePromptTokens(body);
+  assert.equal(estimatePromptTokens(body), first, 'the same body shares one count');
+  const tokens = await first;
+  assert.ok(tokens > 6);
+  assert.equal(await estimatePromptTokens(request('Say hello to the benchmark, in one short sentence.')), tokens);
+  assert.notEqual(await estimatePromptTokens(request('A different and rather longer prompt than the first one was.')), tokens);
+
+  // Usage is counted from the body as sent: a later change to it is seen.
+  (body.messages[0] as { content: string }).content += ' And another sentence, please, with more words in it.';
+  const usage = await estimateUsage(body, 'Hello!');
+  assert.ok(usage.prompt_tokens > tokens);
+  assert.equal(usage.total_tokens, usage.prompt_tokens + usage.completion_tokens);
+});
