@@ -1,57 +1,188 @@
-import { mkdir } from 'node:fs/promises';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
+/**
+ * The embedded database: PGlite (Postgres compiled to WASM) with its files under the data folder. PGlite runs
+ * statements synchronously, so it lives in a worker thread (pglite-worker.mjs, whose header has the message
+ * protocol) and the gateway's event loop only posts requests and receives rows.
+ */
+import { mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { Database, Queryable, Row } from './database.ts';
 
-function wrap(q: PGlite | Transaction): Queryable {
-  return {
-    async query<T>(sql: string, params?: unknown[]) {
-      const result = await q.query<T>(sql, params);
-      return result.rows;
-    },
-    async exec(sql: string) {
-      await q.exec(sql);
-    },
-  };
+const WORKER_URL = new URL('./pglite-worker.mjs', import.meta.url);
+
+/**
+ * Postgres's default is 128 MB, which PGlite touches at start: resident for the life of the process. The embedded
+ * database is the dev and single-node store; its pages are also in the OS's file cache, so a small pool costs
+ * little (docs/architecture.md, "PGlite's thread").
+ */
+const DEFAULT_SHARED_BUFFERS = '16MB';
+
+export interface PgliteOptions {
+  /** Postgres's shared_buffers, e.g. '16MB'. */
+  sharedBuffers?: string;
 }
 
-/** Postgres compiled to WASM, in this process, with its files under the data folder. */
+type SerializedError = { name: string; message: string; stack?: string } & Record<string, string | undefined>;
+type Startup = { ready: true } | { startupError: SerializedError };
+type Reply = { id: number; ok: true; result?: unknown } | { id: number; ok: false; error: SerializedError };
+type Request =
+  | { op: 'query'; sql: string; params: unknown[] | undefined; tx: number | undefined }
+  | { op: 'exec'; sql: string; tx: number | undefined }
+  | { op: 'begin' | 'close' }
+  | { op: 'commit' | 'rollback'; tx: number };
+
+/** The worker's error as an Error again, with Postgres's fields (code '23505', constraint, ...) as own properties. */
+function revive(serialized: SerializedError): Error {
+  const { name, message, stack, ...fields } = serialized;
+  const err = Object.assign(new Error(message), fields);
+  err.name = name;
+  if (stack) err.stack = stack;
+  return err;
+}
+
+function startWorker(dataDir: string, sharedBuffers: string, initOnly: boolean): Promise<Worker> {
+  // execArgv: [] so that a parent run with `--import tsx` does not load a TypeScript loader the worker never needs.
+  const worker = new Worker(WORKER_URL, { workerData: { dataDir, sharedBuffers, initOnly }, execArgv: [] });
+  return new Promise((resolve, reject) => {
+    const settle = (fn: () => void) => {
+      worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+      fn();
+    };
+    const onMessage = (message: Startup) => settle(() => {
+      if ('ready' in message) return resolve(worker);
+      reject(revive(message.startupError));
+      void worker.terminate();
+    });
+    const onError = (err: Error) => settle(() => reject(err));
+    const onExit = (code: number) => settle(() => reject(new Error(`the embedded database worker exited with code ${code} while starting`)));
+    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+  });
+}
+
+async function initialized(dataDir: string): Promise<boolean> {
+  return stat(join(dataDir, 'PG_VERSION')).then(() => true, () => false);
+}
+
 export class PgliteDatabase implements Database {
   readonly kind = 'pglite' as const;
   readonly hasVector = true;
-  private readonly q: Queryable;
-  private closed = false;
+  private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>();
+  private nextId = 1;
+  /** Set once no more calls can be served: the database was closed, or its worker died. */
+  private refusal: string | undefined;
+  private lastError: Error | undefined;
+  private closing: Promise<void> | undefined;
+  /** The close request's id, and whether the worker answered it: its exit is then the expected end. */
+  private closeId = 0;
+  private closeAnswered = false;
 
-  private constructor(private readonly pg: PGlite) {
-    this.q = wrap(pg);
+  private constructor(private readonly worker: Worker) {
+    // Referenced only while a call waits for its answer: an idle database never keeps the process alive.
+    worker.unref();
+    worker.on('message', (reply: Reply) => this.settle(reply));
+    // An uncaught error in the worker (it then exits); without a listener it would crash the gateway.
+    worker.on('error', (err) => { this.lastError = err; });
+    worker.on('exit', (code) => this.exited(code));
   }
 
-  static async open(dataDir: string): Promise<PgliteDatabase> {
+  static async open(dataDir: string, options: PgliteOptions = {}): Promise<PgliteDatabase> {
     await mkdir(dataDir, { recursive: true });
-    const pg = await PGlite.create(dataDir, { extensions: { vector } });
-    await pg.exec('CREATE EXTENSION IF NOT EXISTS vector');
-    return new PgliteDatabase(pg);
+    const sharedBuffers = options.sharedBuffers ?? DEFAULT_SHARED_BUFFERS;
+    // initdb's memory stays allocated in the thread that ran it (hundreds of MB): a first start runs it in a
+    // thread of its own, ended before the database is opened for good.
+    if (!(await initialized(dataDir))) await (await startWorker(dataDir, sharedBuffers, true)).terminate();
+    return new PgliteDatabase(await startWorker(dataDir, sharedBuffers, false));
   }
 
   query<T = Row>(sql: string, params?: unknown[]): Promise<T[]> {
-    return this.q.query<T>(sql, params);
+    return this.call({ op: 'query', sql, params, tx: undefined }) as Promise<T[]>;
   }
 
-  exec(sql: string): Promise<void> {
-    return this.q.exec(sql);
+  async exec(sql: string): Promise<void> {
+    await this.call({ op: 'exec', sql, tx: undefined });
   }
 
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.pg.transaction((tx) => fn(wrap(tx)));
+  /**
+   * fn runs here; its statements run in the worker inside one PGlite transaction, which holds PGlite's lock until
+   * the commit or rollback: statements from outside fn wait for it, as they did in-process.
+   */
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const id = (await this.call({ op: 'begin' })) as number;
+    const tx: Queryable = {
+      query: <R = Row>(sql: string, params?: unknown[]) => this.call({ op: 'query', sql, params, tx: id }) as Promise<R[]>,
+      exec: async (sql: string) => { await this.call({ op: 'exec', sql, tx: id }); },
+    };
+    let result: T;
+    try {
+      result = await fn(tx);
+    } catch (err) {
+      // fn's error is the one worth reporting; a failed rollback (closed, worker gone) ends the transaction anyway.
+      await this.call({ op: 'rollback', tx: id }).catch(() => {});
+      throw err;
+    }
+    await this.call({ op: 'commit', tx: id });
+    return result;
   }
 
   async ping(): Promise<void> {
-    await this.pg.query('SELECT 1');
+    await this.query('SELECT 1');
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.pg.close();
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.refusal !== undefined) return; // the worker is gone already
+    // Calls made before close() are ahead of it in the worker's queue and still get their answers.
+    this.closeId = this.nextId;
+    const closed = this.send({ op: 'close' });
+    this.refusal = 'the embedded database is closed';
+    try {
+      await closed;
+    } finally {
+      await this.worker.terminate();
+    }
+  }
+
+  private call(request: Request): Promise<unknown> {
+    if (this.refusal !== undefined) return Promise.reject(new Error(this.refusal, { cause: this.lastError }));
+    return this.send(request);
+  }
+
+  private send(request: Request): Promise<unknown> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      try {
+        this.worker.postMessage({ ...request, id });
+      } catch (err) {
+        // Parameters structured clone cannot copy (a function, for one) fail here, before reaching the worker.
+        return reject(err as Error);
+      }
+      this.pending.set(id, { resolve, reject });
+      if (this.pending.size === 1) this.worker.ref();
+    });
+  }
+
+  private settle(reply: Reply): void {
+    const waiting = this.pending.get(reply.id);
+    if (!waiting) return;
+    this.pending.delete(reply.id);
+    if (this.pending.size === 0) this.worker.unref();
+    if (reply.id === this.closeId) this.closeAnswered = true;
+    if (reply.ok) waiting.resolve(reply.result);
+    else waiting.reject(revive(reply.error));
+  }
+
+  /** After close's answer this only ends the thread; otherwise the worker died, and nothing it held will answer. */
+  private exited(code: number): void {
+    if (!this.closeAnswered) {
+      const reason = this.lastError ? `: ${this.lastError.message}` : '';
+      this.refusal = `the embedded database worker stopped (exit code ${code})${reason}`;
+    }
+    const err = new Error(this.refusal, { cause: this.lastError });
+    for (const { reject } of this.pending.values()) reject(err);
+    this.pending.clear();
   }
 }
