@@ -67,6 +67,8 @@ export interface Results {
     cpu: string;
     cores: number;
     pinned: string;
+    /** bench/run.ts calibrate(): a fixed CPU workload, at the start and at the end of the run (older results lack it). */
+    calibrationMs?: { start: number; end: number };
     settings: Record<string, unknown>;
     /** CPU other processes used during the measurements, in % of one core; measurements above 25% were repeated once. */
     noise: { meanPct: number | null; maxPct: number | null; repeated: number };
@@ -106,6 +108,10 @@ export function renderMarkdown(results: Results, svgName: string, analysisFile?:
   out.push('');
   out.push(`Written by \`npm run bench\` (code in \`bench/\`) on ${meta.date.slice(0, 10)}; do not edit by hand (the analysis comes from \`bench/analysis.md\`).`);
   out.push(`Run: ${meta.mode} mode, ${meta.wallSeconds.toFixed(0)} s wall time. Node ${meta.node}, ${meta.cpu}, ${meta.cores} cores; ${meta.pinned}.`);
+  if (meta.calibrationMs) {
+    const { start, end } = meta.calibrationMs;
+    out.push(`Machine speed: a fixed CPU workload (bench/run.ts \`calibrate\`) took ${start.toFixed(0)} ms at the start and ${end.toFixed(0)} ms at the end; compare runs by it, since the same machine type has run several times slower from one hour to the next.`);
+  }
   const noise = meta.noise;
   if (noise.meanPct !== null) {
     const line = `Other processes on the machine used ${noise.meanPct.toFixed(0)}% of a core on average during the measurements (at most ${f(noise.maxPct, 0)}%); ${noise.repeated} disturbed measurement${noise.repeated === 1 ? ' was' : 's were'} repeated.`;
@@ -196,11 +202,11 @@ const METHOD = [
   '  generator (the harness) and the upstream share core 0.',
   '- **Load** (`bench/load.ts`): open loop over an undici pool of keep-alive connections. Requests leave on a fixed',
   '  schedule whatever the answers do; latency counts from the moment a request was due (queueing counts). At',
-  '  concurrency 1 (one connection, 200 requests/s, nothing queues) it counts from the send, so the load timer\'s own',
+  '  concurrency 1 (one connection, 100 requests/s, nothing queues) it counts from the send, so the load timer\'s own',
   '  lateness is not noise in a sub-millisecond measure.',
   '- **Rounds**: every measure runs in interleaved rounds (variant order rotated each round), so drift of the machine',
   '  hits every variant alike; percentiles are over all rounds. "Added" is the variant\'s percentile minus direct\'s.',
-  '- **c=1**: concurrency 1, zero-delay upstream, 200 requests/s. **20 ms upstream**: `bench-delay` at 100 requests/s',
+  '- **c=1**: concurrency 1, zero-delay upstream, 100 requests/s. **20 ms upstream**: `bench-delay` at 100 requests/s',
   '  (about 2 in flight). **Stream**: 40 streams/s (about 4 open at once); TTFT is send -> first content chunk;',
   '  "chunk transit" is upstream write -> client arrival of every later chunk; a chunk counts as **held** when its',
   '  transit reaches the 10 ms pace (as late as if it had waited for the next write). A proxy that buffers holds',

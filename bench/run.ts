@@ -9,6 +9,7 @@
  *                     its hottest functions (bench/profile.ts)
  *   --render          no benchmark: write the report again from results.json (after editing bench/analysis.md)
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +35,7 @@ export interface Settings {
 export const FULL: Settings = {
   rounds: 3,
   warmupMs: 3000,
-  latency: { rate: 200, durationMs: 4000 },
+  latency: { rate: 100, durationMs: 5000 },
   delayed: { rate: 100, durationMs: 3000, connections: 8 },
   stream: { rate: 40, durationMs: 4000, connections: 16 },
   ramp: { startRate: 250, factor: 1.5, stepMs: 2000, refine: 3, maxRate: 60_000, connections: 64 },
@@ -78,6 +79,19 @@ const DELAY_BODY = BODY.replace('"model":"bench"', '"model":"bench-delay"');
 const STREAM_BODY = BODY.replace(/}$/, ',"stream":true}');
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A fixed CPU workload (JSON and SHA-256 of a chat-sized body), in ms: the same machine type has been seen to run
+ * several times slower from one hour to the next (a shared host), so every report says how fast it ran.
+ */
+export function calibrate(): number {
+  const started = performance.now();
+  for (let i = 0; i < 50_000; i++) {
+    const parsed = JSON.parse(BODY) as { messages: unknown[] };
+    createHash('sha256').update(JSON.stringify(parsed.messages)).digest('hex');
+  }
+  return performance.now() - started;
+}
 
 function dist(values: number[], floor?: number[]): Dist {
   const p50 = percentile(values, 50);
@@ -146,6 +160,7 @@ interface Collected {
 export async function runBench(options: BenchOptions): Promise<Results> {
   const started = Date.now();
   const { settings: S, log } = options;
+  const calibrationStart = calibrate();
   const workDir = mkdtempSync(join(tmpdir(), 'aigw-bench-'));
   const canPin = options.pin && cpus().length >= 2 && hasTaskset();
   if (canPin) pin(process.pid, 0);
@@ -353,6 +368,7 @@ export async function runBench(options: BenchOptions): Promise<Results> {
       cpu: cpus()[0]?.model ?? 'unknown CPU',
       cores: cpus().length,
       pinned,
+      calibrationMs: { start: calibrationStart, end: calibrate() },
       settings: { ...S, soak: options.soak ? S.soak : null },
       noise: {
         meanPct: noiseSeen.length ? noiseSeen.reduce((a, b) => a + b, 0) / noiseSeen.length : null,

@@ -30,6 +30,7 @@ test('the bench harness runs in quick mode and writes results.json, the report a
     const written = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as Results;
     assert.deepEqual(written.variants.map((v) => v.id), ['direct', 'passthrough', 'aigw-full']);
     assert.equal(written.meta.mode, 'quick');
+    assert.ok(written.meta.calibrationMs && written.meta.calibrationMs.start > 0 && written.meta.calibrationMs.end > 0, 'the machine speed is recorded');
     for (const v of written.variants) {
       assert.equal(v.error, undefined, `${v.id} failed: ${v.error}\n${lines.join('\n')}`);
       assert.ok(v.latency && v.latency.n > 0, `${v.id} has latency samples`);
@@ -44,6 +45,7 @@ test('the bench harness runs in quick mode and writes results.json, the report a
     assert.equal(results.variants.length, 3);
     const report = readFileSync(join(out, 'benchmarks.md'), 'utf8');
     assert.match(report, /## Targets/);
+    assert.match(report, /Machine speed: a fixed CPU workload/);
     assert.match(report, /\| aigw-full \|/);
     assert.match(readFileSync(join(out, 'benchmarks.svg'), 'utf8'), /^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
     assert.ok(existsSync(join(out, 'benchmarks.svg')));
