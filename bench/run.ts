@@ -448,6 +448,11 @@ function targets(results: Results): TargetResult[] {
     cost(a) && cost(b) ? `by CPU cost per request: ${as(cost(b)! / cost(a)!)} (${cost(a)!.toFixed(0)} vs ${cost(b)!.toFixed(0)} µs)` : undefined;
   const boundNote = (x: VariantResult | undefined) => (x && loadBound(results, x) ? `${x.id} was load-bound, so its real limit is higher` : undefined);
   const notes = (...n: Array<string | undefined>) => n.filter(Boolean).join('; ') || undefined;
+  const servedRatio = (a: VariantResult | undefined, b: VariantResult | undefined) => {
+    const x = a?.throughput?.maxServed;
+    const y = b?.throughput?.maxServed;
+    return x && y ? x / y >= 10 : null;
+  };
   const served = (a: VariantResult | undefined, b: VariantResult | undefined, as: (r: number) => string) => {
     const x = a?.throughput?.maxServed;
     const y = b?.throughput?.maxServed;
@@ -455,8 +460,10 @@ function targets(results: Results): TargetResult[] {
   };
   t.push({
     name: 'throughput on one core vs Portkey', target: '>= 10x',
-    measured: fullMax !== undefined && pkMax ? `${(fullMax / pkMax).toFixed(1)}x (${fullMax} vs ${pkMax} requests/s with p99 < 10 ms)` : '–',
-    met: fullMax !== undefined && pkMax ? fullMax / pkMax >= 10 : null,
+    measured: fullMax !== undefined && pkMax
+      ? `${(fullMax / pkMax).toFixed(1)}x (${fullMax} vs ${pkMax} requests/s with p99 < 10 ms)`
+      : fullMax !== undefined && pkMax === 0 ? `Portkey kept p99 under 10 ms at no rate (aigw-full: up to ${fullMax} requests/s), so capacity decides` : '–',
+    met: fullMax !== undefined && pkMax ? fullMax / pkMax >= 10 : pkMax === 0 ? servedRatio(full, portkey) : null,
     note: notes(served(full, portkey, (r) => `${r.toFixed(1)}x`), byCost(full, portkey, (r) => `${r.toFixed(1)}x`)),
   });
   t.push({
@@ -521,6 +528,7 @@ async function main(): Promise<void> {
     const dir = values.out;
     const resultsFile = dir ? join(dir, 'results.json') : join(REPO_ROOT, 'bench/results.json');
     const results = JSON.parse(readFileSync(resultsFile, 'utf8')) as Results;
+    results.targets = targets(results);
     writeOutputs(results, {
       resultsFile,
       reportFile: dir ? join(dir, 'benchmarks.md') : join(REPO_ROOT, 'docs/benchmarks.md'),
