@@ -17,8 +17,6 @@ export class RedisKv implements KV {
       maxRetriesPerRequest: 1,
       connectTimeout: 5000,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-      // Commands issued in the same tick by concurrent requests leave in one write: fewer syscalls under load.
-      enableAutoPipelining: true,
     });
     // Connection errors surface on the commands that fail and in /readyz; an unhandled 'error' event would crash.
     redis.on('error', () => {});
