@@ -9,27 +9,10 @@ import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { openKv, type KV } from '../../core/store/kv.ts';
 import { MemoryKv } from '../../core/store/memory-kv.ts';
+import { redisPrefixes } from '../helpers/redis-prefixes.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
-const prefixes: string[] = [];
-const newPrefix = () => {
-  const prefix = `aigw-test-${randomUUID()}:`;
-  prefixes.push(prefix);
-  return prefix;
-};
-
-after(async () => {
-  if (!REDIS_URL || prefixes.length === 0) return;
-  const redis = new Redis(REDIS_URL);
-  try {
-    for (const prefix of prefixes) {
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length > 0) await redis.del(...keys);
-    }
-  } finally {
-    redis.disconnect();
-  }
-});
+const newPrefix = redisPrefixes(REDIS_URL);
 
 function counterSuite(name: string, open: () => Promise<KV>): void {
   describe(`counters: ${name}`, () => {

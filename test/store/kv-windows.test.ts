@@ -11,29 +11,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { bucketMs, openKv, type KV, type WindowCheck } from '../../core/store/kv.ts';
 import { MemoryKv } from '../../core/store/memory-kv.ts';
+import { redisPrefixes } from '../helpers/redis-prefixes.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
 const DAY = 86_400_000;
 const MINUTE = 60_000;
-const prefixes: string[] = [];
-const newPrefix = () => {
-  const prefix = `aigw-test-${randomUUID()}:`;
-  prefixes.push(prefix);
-  return prefix;
-};
-
-after(async () => {
-  if (!REDIS_URL || prefixes.length === 0) return;
-  const redis = new Redis(REDIS_URL);
-  try {
-    for (const prefix of prefixes) {
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length > 0) await redis.del(...keys);
-    }
-  } finally {
-    redis.disconnect();
-  }
-});
+const newPrefix = redisPrefixes(REDIS_URL);
 
 /** One window; throws unless admitted. */
 async function admit(kv: KV, key: string, cost: number, limit: number, windowMs = MINUTE) {

@@ -3,36 +3,17 @@
  * run under its own key prefix, whose keys are deleted at the end).
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { openKv, type KV } from '../../core/store/kv.ts';
+import { redisPrefixes } from '../helpers/redis-prefixes.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
 const NO_REDIS = REDIS_URL ? false : 'TEST_REDIS_URL not set';
 
 /** Prefixes used by this file; their keys are removed when it ends. */
-const prefixes: string[] = [];
-
-function newPrefix(): string {
-  const prefix = 'aigw-test-' + randomUUID() + ':';
-  prefixes.push(prefix);
-  return prefix;
-}
-
-after(async () => {
-  if (!REDIS_URL || prefixes.length === 0) return;
-  const redis = new Redis(REDIS_URL);
-  try {
-    for (const prefix of prefixes) {
-      const keys = await redis.keys(prefix.replace(/[*?[\]\\]/g, '\\$&') + '*');
-      if (keys.length > 0) await redis.del(...keys);
-    }
-  } finally {
-    redis.disconnect();
-  }
-});
+const newPrefix = redisPrefixes(REDIS_URL);
 
 function kvSuite(name: string, open: () => Promise<KV>): void {
   describe(`KV contract: ${name}`, () => {
