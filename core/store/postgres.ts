@@ -32,6 +32,20 @@ async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Pr
   }
 }
 
+async function createSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, '')}"`);
+    await client.query('COMMIT');
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 export class PostgresDatabase implements Database {
   readonly kind = 'postgres' as const;
   private readonly q: Queryable;
@@ -42,6 +56,9 @@ export class PostgresDatabase implements Database {
   }
 
   static async open(url: string, options: Pick<DatabaseOptions, 'schema' | 'onNoVector'>): Promise<PostgresDatabase> {
+    // The schema exists before the pool opens its first connection: a session that began while the schema was
+    // missing could resolve its search_path without it and create the tables in public instead.
+    if (options.schema) await createSchema(url, options.schema);
     const pool = new pg.Pool({
       connectionString: url,
       max: 10,
@@ -54,7 +71,6 @@ export class PostgresDatabase implements Database {
     try {
       await inTransaction(pool, async (client) => {
         await client.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK]);
-        if (options.schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema.replace(/"/g, '')}"`);
         try {
           await client.query('SAVEPOINT vector');
           await client.query('CREATE EXTENSION IF NOT EXISTS vector');
