@@ -11,8 +11,8 @@ import type { JsonSchema } from '../../core/config/schema.ts';
 import { GatewayError } from '../../core/errors.ts';
 import type { StreamOutcome } from '../../core/pipeline/context.ts';
 import { definePlugin } from '../../core/pipeline/plugin.ts';
+import { StoreGuard } from '../../core/pipeline/store-guard.ts';
 import { costMicros, estimateMicros, modelPrice } from './cost.ts';
-import { BudgetStoreGuard } from './store-guard.ts';
 
 interface BudgetPluginConfig {
   onStoreError: 'open' | 'closed';
@@ -70,7 +70,14 @@ export default definePlugin<BudgetPluginConfig>({
   configSchema,
   setup(config, services) {
     const budgets = new BudgetService(services.db, services.kv, () => services.clock.now(), services.config.auth.keyCacheTtlMs);
-    const guard = new BudgetStoreGuard(config.storeTimeoutMs, config.onStoreError, services.logger);
+    const guard = new StoreGuard({
+      plugin: 'budget', timeoutMs: config.storeTimeoutMs, mode: config.onStoreError, logger: services.logger,
+      messages: {
+        timeout: 'the store did not answer',
+        failed: `budget: a store failed; budgeted requests are ${config.onStoreError === 'open' ? 'let through unchecked' : 'refused with 503'} until it answers`,
+        recovered: 'budget: the stores answer again',
+      },
+    });
     const closed = config.onStoreError === 'closed';
     const storeUnavailable = () => new GatewayError(
       'STORE_UNAVAILABLE', 'Budgets cannot be checked: the shared store did not answer', { plugin: 'budget' }, { 'Retry-After': '1' });

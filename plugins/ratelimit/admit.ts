@@ -6,7 +6,7 @@
 import { GatewayError } from '../../core/errors.ts';
 import type { KV, WindowsAdmission } from '../../core/store/kv.ts';
 import type { PlannedWindow } from './plan.ts';
-import type { StoreGuard } from './store-guard.ts';
+import type { StoreGuard } from '../../core/pipeline/store-guard.ts';
 import { TokenReservation } from './tokens.ts';
 
 interface CostedWindow extends PlannedWindow {

@@ -9,7 +9,7 @@ import { definePlugin } from '../../core/pipeline/plugin.ts';
 import { admitAll, mostConstraining, settleAll, windowHeaders } from './admit.ts';
 import { configSchema, type RateLimitConfig } from './config.ts';
 import { planWindows } from './plan.ts';
-import { StoreGuard } from './store-guard.ts';
+import { StoreGuard } from '../../core/pipeline/store-guard.ts';
 import { TokenReservation } from './tokens.ts';
 
 export default definePlugin<RateLimitConfig>({
@@ -17,7 +17,14 @@ export default definePlugin<RateLimitConfig>({
   description: 'Sliding-window request and token limits per client address, per API key and per tenant (narrowed by organization and department policy); 429 RATE_LIMIT_EXCEEDED.',
   configSchema,
   setup(config, services) {
-    const guard = new StoreGuard(config.storeTimeoutMs, config.onStoreError, services.logger);
+    const guard = new StoreGuard({
+      plugin: 'ratelimit', timeoutMs: config.storeTimeoutMs, mode: config.onStoreError, logger: services.logger,
+      messages: {
+        timeout: 'the KV did not answer',
+        failed: `ratelimit: the KV failed; requests are ${config.onStoreError === 'open' ? 'let through unlimited' : 'refused with 503'} until it answers`,
+        recovered: 'ratelimit: the KV answers again',
+      },
+    });
     const closed = config.onStoreError === 'closed';
 
     return async (ctx, next) => {

@@ -1,0 +1,85 @@
+/**
+ * For plugins whose every call to a shared store (KV, database) must be bounded: each call gets storeTimeoutMs,
+ * a failure is counted and logged at most once per LOG_INTERVAL_MS (with the running count), and once more when
+ * the store answers again. Nothing about a failure is kept: the next request tries again, so recovery needs no
+ * action.
+ */
+import type { Logger } from '../logger.ts';
+
+const LOG_INTERVAL_MS = 10_000;
+
+export interface StoreGuardOptions {
+  /** The plugin's name, in every log line. */
+  plugin: string;
+  timeoutMs: number;
+  mode: 'open' | 'closed';
+  logger: Logger;
+  messages: {
+    /** The error of a call that timed out, before " within N ms". */
+    timeout: string;
+    /** Logged (warn) when a call fails, at most once per interval. */
+    failed: string;
+    /** Logged (info) on the first success after failures. */
+    recovered: string;
+  };
+  now?: () => number;
+}
+
+export class StoreGuard {
+  /** Store errors since the plugin entry was set up (also in every warn line as storeErrors). */
+  errors = 0;
+  private failing = false;
+  private lastLogAt = -Infinity;
+  private unlogged = 0;
+  private readonly now: () => number;
+
+  constructor(private readonly options: StoreGuardOptions) {
+    this.now = options.now ?? (() => performance.now());
+  }
+
+  /** Runs `op` within the timeout; on success clears the failing state, on failure records it and rethrows. */
+  async run<T>(what: string, op: () => Promise<T>): Promise<T> {
+    const { timeoutMs, messages, logger, plugin } = this.options;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const result = await Promise.race([
+        op(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`${messages.timeout} within ${timeoutMs} ms`)), timeoutMs);
+        }),
+      ]);
+      if (this.failing) {
+        this.failing = false;
+        logger.info({ plugin, storeErrors: this.errors }, messages.recovered);
+      }
+      return result;
+    } catch (err) {
+      this.record(what, err);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** For calls whose failure changes nothing for the caller (giving back, settling): recorded, never thrown. */
+  async quiet(what: string, op: () => Promise<unknown>): Promise<void> {
+    await this.run(what, op).catch(() => {});
+  }
+
+  private record(what: string, err: unknown): void {
+    this.errors++;
+    this.failing = true;
+    const at = this.now();
+    if (at - this.lastLogAt < LOG_INTERVAL_MS) {
+      this.unlogged++;
+      return;
+    }
+    const { plugin, mode, logger, messages } = this.options;
+    logger.warn(
+      { plugin, op: what, onStoreError: mode, storeErrors: this.errors, sinceLastLog: this.unlogged + 1, err: (err as Error)?.message ?? String(err) },
+      messages.failed,
+    );
+    this.lastLogAt = at;
+    this.unlogged = 0;
+  }
+}
