@@ -6,7 +6,6 @@
  * connection string) and Redis prefix (storage.kvPrefix). Runs when TEST_DATABASE_URL and TEST_REDIS_URL are set.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +15,8 @@ import pg from 'pg';
 import { estimatePromptTokens } from '../../core/canonical/estimate.ts';
 import { chunk, completion, sleep, startFakeOpenAI, writeSplit, type FakeOpenAI } from '../fakes/openai.ts';
 import { ADMIN_TOKEN } from '../helpers/gateway.ts';
-import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
+import { createSharedStores, dropSharedStores, startGateways, stopGateways, type SharedStores } from '../helpers/cluster.ts';
+import type { GatewayProcess } from '../helpers/process.ts';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
 const REDIS_URL = process.env.TEST_REDIS_URL;
@@ -26,12 +26,6 @@ const IN = 3;
 const OUT = 15;
 const MESSAGES = [{ role: 'user', content: 'Count to three.' }];
 const MAX_TOKENS = 20;
-
-function withSchema(url: string, schema: string): string {
-  const parsed = new URL(url);
-  parsed.searchParams.set('options', `-c search_path=${schema},public`);
-  return parsed.toString();
-}
 
 async function admin(url: string, method: string, path: string, body?: unknown): Promise<any> {
   const response = await fetch(`${url}/admin/v1${path}`, {
@@ -61,8 +55,7 @@ async function send(url: string, key: string, stream: boolean): Promise<{ status
 }
 
 describe('budgets across two gateway processes on one Redis and one Postgres', { skip: SKIP }, () => {
-  const schema = 'aigw_test_' + randomUUID().replace(/-/g, '');
-  const prefix = `aigw-test-${randomUUID()}:`;
+  let stores: SharedStores | undefined;
   let fake: FakeOpenAI;
   let dir: string;
   const processes: GatewayProcess[] = [];
@@ -73,9 +66,7 @@ describe('budgets across two gateway processes on one Redis and one Postgres', {
   before(async () => {
     const prompt = await estimatePromptTokens({ model: 'priced', messages: MESSAGES } as never);
     cost = prompt * IN + MAX_TOKENS * OUT;
-    const client = new pg.Client({ connectionString: DATABASE_URL });
-    await client.connect();
-    await client.query(`CREATE SCHEMA "${schema}"`).finally(() => client.end());
+    stores = await createSharedStores(DATABASE_URL!);
     fake = await startFakeOpenAI();
     fake.handle(async (req, res) => {
       const model = String(req.body.model);
@@ -101,7 +92,7 @@ models:
     provider: openai
     pricing: { input: ${IN}, output: ${OUT} }
 storage:
-  kvPrefix: "${prefix}"
+  kvPrefix: "${stores.prefix}"
 pipelines:
   - name: chat
     routes: [/v1/chat/completions]
@@ -110,27 +101,14 @@ pipelines:
       - budget
       - usage: { flushIntervalMs: 100 }
 `);
-    const env = { DATABASE_URL: withSchema(DATABASE_URL!, schema), REDIS_URL: REDIS_URL!, AIGW_ADMIN_TOKEN: ADMIN_TOKEN, AIGW_DATA_DIR: join(dir, 'data') };
-    const started = await Promise.allSettled([startGatewayProcess(configFile, env), startGatewayProcess(configFile, env)]);
-    for (const s of started) if (s.status === 'fulfilled') processes.push(s.value);
-    for (const s of started) if (s.status === 'rejected') throw s.reason;
-    urls = processes.map((p) => p.url);
+    const env = { DATABASE_URL: stores.databaseUrl, REDIS_URL: REDIS_URL!, AIGW_ADMIN_TOKEN: ADMIN_TOKEN, AIGW_DATA_DIR: join(dir, 'data') };
+    urls = await startGateways(2, configFile, env, processes);
   });
   after(async () => {
-    for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
-    await Promise.all(processes.map((p) => p.exited));
+    await stopGateways(processes);
     await fake?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
-    const client = new pg.Client({ connectionString: DATABASE_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => client.end());
-    const redis = new Redis(REDIS_URL!);
-    try {
-      const leftover = await redis.keys(prefix + '*');
-      if (leftover.length > 0) await redis.del(...leftover);
-    } finally {
-      redis.disconnect();
-    }
+    await dropSharedStores(stores, DATABASE_URL!, REDIS_URL!);
   });
 
   test('a key budget of exactly N requests: of a concurrent burst over both processes exactly N succeed', async () => {
@@ -174,7 +152,7 @@ pipelines:
     const budget = await admin(urls[0]!, 'POST', '/budgets', { scope: 'key', scopeId: key.id, period: 'total', limitUsd: (N * cost) / 1e6 });
     for (let i = 0; i < 3; i++) assert.equal((await send(urls[i % 2]!, key.key, i === 1)).status, 200);
     // Wait until both processes have written their usage records (flushIntervalMs 100).
-    const client = new pg.Client({ connectionString: withSchema(DATABASE_URL!, schema) });
+    const client = new pg.Client({ connectionString: stores!.databaseUrl });
     await client.connect();
     try {
       for (let tries = 0; ; tries++) {
@@ -188,7 +166,7 @@ pipelines:
     }
     const redis = new Redis(REDIS_URL!);
     try {
-      const counters = await redis.keys(`${prefix}budget:spend:${budget.id}:*`);
+      const counters = await redis.keys(`${stores!.prefix}budget:spend:${budget.id}:*`);
       assert.equal(counters.length, 1, 'one counter: the total period');
       await redis.del(...counters);
     } finally {

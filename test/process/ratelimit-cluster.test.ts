@@ -14,7 +14,8 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
 import { ADMIN_TOKEN, chatConfig } from '../helpers/gateway.ts';
-import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
+import { createSharedStores, dropSharedStores, startGateways, stopGateways, type SharedStores } from '../helpers/cluster.ts';
+import type { GatewayProcess } from '../helpers/process.ts';
 import { admin, assertRefusals, bodyReserving, burst, createKey, fullUsageHandler, send, tally } from '../helpers/ratelimit.ts';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
@@ -23,25 +24,15 @@ const SKIP = DATABASE_URL && REDIS_URL ? false : 'TEST_DATABASE_URL and TEST_RED
 const DAY = 86_400_000;
 const hello = () => ({ model: 'plain', messages: [{ role: 'user', content: 'hi' }] });
 
-/** The connection string with this run's schema first on the search path (libpq's `options`). */
-function withSchema(url: string, schema: string): string {
-  const parsed = new URL(url);
-  parsed.searchParams.set('options', `-c search_path=${schema},public`);
-  return parsed.toString();
-}
-
 describe('ratelimit across two gateway processes on one Redis and one Postgres', { skip: SKIP }, () => {
-  const schema = 'aigw_test_' + randomUUID().replace(/-/g, '');
-  const prefix = `aigw-test-${randomUUID()}:`;
+  let stores: SharedStores | undefined;
   let fake: FakeOpenAI;
   let dir: string;
   const processes: GatewayProcess[] = [];
   let urls: string[] = [];
 
   before(async () => {
-    const client = new pg.Client({ connectionString: DATABASE_URL });
-    await client.connect();
-    await client.query(`CREATE SCHEMA "${schema}"`).finally(() => client.end());
+    stores = await createSharedStores(DATABASE_URL!);
     fake = await startFakeOpenAI();
     dir = await mkdtemp(join(tmpdir(), 'aigw-ratelimit-cluster-'));
     const configFile = join(dir, 'pipelines.yaml');
@@ -57,29 +48,16 @@ describe('ratelimit across two gateway processes on one Redis and one Postgres',
       - auth
       - ratelimit: { ip: { requestsPerMinute: 5 } }
 storage:
-  kvPrefix: "${prefix}"
+  kvPrefix: "${stores.prefix}"
 `).replace('plugins: [auth]', 'plugins: [auth, ratelimit]'));
-    const env = { DATABASE_URL: withSchema(DATABASE_URL!, schema), REDIS_URL: REDIS_URL!, AIGW_ADMIN_TOKEN: ADMIN_TOKEN, AIGW_DATA_DIR: join(dir, 'data') };
-    const started = await Promise.allSettled([startGatewayProcess(configFile, env), startGatewayProcess(configFile, env)]);
-    for (const s of started) if (s.status === 'fulfilled') processes.push(s.value);
-    for (const s of started) if (s.status === 'rejected') throw s.reason;
-    urls = processes.map((p) => p.url);
+    const env = { DATABASE_URL: stores.databaseUrl, REDIS_URL: REDIS_URL!, AIGW_ADMIN_TOKEN: ADMIN_TOKEN, AIGW_DATA_DIR: join(dir, 'data') };
+    urls = await startGateways(2, configFile, env, processes);
   });
   after(async () => {
-    for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
-    await Promise.all(processes.map((p) => p.exited));
+    await stopGateways(processes);
     await fake?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
-    const client = new pg.Client({ connectionString: DATABASE_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => client.end());
-    const redis = new Redis(REDIS_URL!);
-    try {
-      const leftover = await redis.keys(prefix + '*');
-      if (leftover.length > 0) await redis.del(...leftover);
-    } finally {
-      redis.disconnect();
-    }
+    await dropSharedStores(stores, DATABASE_URL!, REDIS_URL!);
   });
 
   test('requestsPerMinute K: of 3K concurrent requests over both processes exactly K succeed', async () => {
@@ -90,11 +68,11 @@ storage:
     // The window lives under this run's prefix (storage.kvPrefix): a hash of its buckets and their starts.
     const client = new pg.Client({ connectionString: DATABASE_URL });
     await client.connect();
-    const tables = await client.query('SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1', [schema]).finally(() => client.end());
+    const tables = await client.query('SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1', [stores!.schema]).finally(() => client.end());
     assert.ok(tables.rows[0].n > 0, 'the processes work in this run\'s schema');
     const redis = new Redis(REDIS_URL!);
     try {
-      const window = `${prefix}ratelimit:apiKey:${id}:requestsPerMinute`;
+      const window = `${stores!.prefix}ratelimit:apiKey:${id}:requestsPerMinute`;
       assert.equal(await redis.exists(`${window}:buckets`, `${window}:starts`), 2);
       assert.equal(await redis.hget(`${window}:buckets`, 'sum'), '10');
     } finally {
@@ -146,7 +124,7 @@ storage:
     // All or nothing: the key's window, checked before the tenant's, holds only the admitted requests.
     const redis = new Redis(REDIS_URL!);
     try {
-      assert.equal(await redis.hget(`${prefix}ratelimit:apiKey:${id}:requestsPerMinute:buckets`, 'sum'), '4');
+      assert.equal(await redis.hget(`${stores!.prefix}ratelimit:apiKey:${id}:requestsPerMinute:buckets`, 'sum'), '4');
     } finally {
       redis.disconnect();
     }
