@@ -21,6 +21,7 @@ import { endpoints } from './ingress/endpoints.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { Clock, PluginServices } from './pipeline/plugin.ts';
 import { clientIpResolver, pipelineForRoute, routeEntry, setupPipelines } from './pipeline/runner.ts';
+import { ConnectionLimiter } from './server/connections.ts';
 import { createTraffic, requestContext } from './server/request-context.ts';
 import { openStores } from './store/open.ts';
 import { VERSION } from './version.ts';
@@ -63,6 +64,10 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     ...(options.dbSchema ? { dbSchema: options.dbSchema } : {}),
     ...(options.kvPrefix ? { kvPrefix: options.kvPrefix } : {}),
     onNoVector: (reason) => logger.warn({ reason }, 'pgvector is not available on this Postgres: vector search will use an exact scan'),
+    onLooseDataDir: (dataDir, modes) => logger.warn(
+      { dataDir, folderMode: modes.folder, groupOrOtherWritableEntries: modes.writableEntries },
+      'the data folder is open to other users: run chmod -R go-rwx on it (new files are created owner-only)',
+    ),
     onCloseError: (err) => logger.error({ err }, 'closing a store failed'),
   });
   cleanups.push(() => stores.close());
@@ -110,6 +115,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     gatewayTools: new Map(),
   });
   const traffic = createTraffic();
+  const connections = new ConnectionLimiter(config.server.maxConnections, logger);
 
   // Koa's proxy mode stays off: its ctx.ip is the leftmost X-Forwarded-For entry, which any client can forge.
   // The client address is gw.clientIp, resolved against server.trustedProxies (core/identity/addresses.ts).
@@ -117,7 +123,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   app.silent = true; // every error is rendered and logged by requestContext
   app.use(requestContext(logger, traffic, config.server.accessLog));
   const routers = [
-    healthRouter({ db, kv, breakers }),
+    healthRouter({ db, kv, breakers, connections: () => connections.stats() }),
     openApiRouter(buildOpenApiDocument(endpoints, VERSION)),
     adminRouter({
       ...identity,
@@ -145,9 +151,17 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     return router;
   }
 
-  const server = createServer(app.callback());
+  const { headersTimeoutMs, requestTimeoutMs, idleSocketTimeoutMs } = config.server;
+  const server = createServer({
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    // How often Node looks for requests past those timeouts: their precision, at a cost linear in open connections.
+    connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(headersTimeoutMs / 4))),
+  }, app.callback());
   // Longer than common load balancers' idle timeouts, so that they close idle connections first.
   server.keepAliveTimeout = 65_000;
+  server.timeout = idleSocketTimeoutMs;
+  connections.attach(server);
 
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= (async () => {

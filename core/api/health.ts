@@ -1,6 +1,7 @@
 /** /healthz: the process answers. /readyz: the stores answer too, with details (and breaker states). */
 import Router from '@koa/router';
 import type { Breakers } from '../dispatch/breakers.ts';
+import type { ConnectionStats } from '../server/connections.ts';
 import type { Database } from '../store/database.ts';
 import type { KV } from '../store/kv.ts';
 
@@ -24,7 +25,7 @@ async function check(name: string, kind: string, probe: () => Promise<void>) {
   }
 }
 
-export function healthRouter(deps: { db: Database; kv: KV; breakers: Breakers }): Router {
+export function healthRouter(deps: { db: Database; kv: KV; breakers: Breakers; connections?: () => ConnectionStats }): Router {
   const router = new Router();
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -36,7 +37,7 @@ export function healthRouter(deps: { db: Database; kv: KV; breakers: Breakers })
     ]);
     const ready = checks.every((c) => c.ok);
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'not_ready', checks, breakers: deps.breakers.states() };
+    ctx.body = { status: ready ? 'ready' : 'not_ready', checks, breakers: deps.breakers.states(), connections: deps.connections?.() };
   });
   return router;
 }

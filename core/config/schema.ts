@@ -35,6 +35,10 @@ const serverSchema: JsonSchema = {
     },
     pluginSetupTimeoutMs: positiveMs('A plugin whose setup takes longer fails the boot, naming the plugin.', 10000),
     jsonBodyLimitBytes: { type: 'integer', minimum: 1024, default: 10485760, description: 'Largest JSON request body on routes that have no limit of their own; larger bodies get 413 before they are read in full.' },
+    headersTimeoutMs: positiveMs('How long a client has to send a complete request line and headers, from connecting or from the first byte of a later request on a kept-alive connection; a silent or half-sent request gets 408 and its connection is closed. At most requestTimeoutMs.', 10000),
+    requestTimeoutMs: positiveMs('How long a client has to send a whole request, body included (408 after it). Answers, streams included, are not bounded by it.', 300000),
+    idleSocketTimeoutMs: positiveMs('A connection on which no byte moves either way for this long is closed, whatever it is doing: a client that stopped reading a stream, a stalled upload. Keep it above upstream.bodyTimeoutMs and upstream.headersTimeoutMs so that a slow upstream is answered with its own error first.', 360000),
+    maxConnections: { type: 'integer', minimum: 1, default: 8192, description: 'Most open client connections. Past it, the connection that has waited longest without a request in progress is closed to admit the new one; when every connection is busy the new one is refused. Both are counted (/readyz `connections`) and logged. Keep it under the process file-descriptor limit minus the upstream pool.' },
     proxyBodyLimitBytes: { type: 'integer', minimum: 1024, default: 52428800, description: 'Largest request body the passthrough (/proxy/<provider>/...) streams to a provider; a declared Content-Length over it gets 413 before any byte is sent upstream, a chunked body as soon as it crosses it.' },
   },
 };
@@ -80,7 +84,10 @@ const upstreamSchema: JsonSchema = {
     headersTimeoutMs: positiveMs('Longest wait for the response headers once the request is sent (time to first byte).', 300000),
     bodyTimeoutMs: positiveMs('Longest silence between two chunks of a response body.', 300000),
     keepAliveTimeoutMs: positiveMs('How long an idle upstream connection is kept for reuse.', 60000),
-    connectionsPerOrigin: { type: 'integer', minimum: 1, default: 128, description: 'Connection pool size per upstream origin.' },
+    connectionsPerOrigin: { type: 'integer', minimum: 1, maximum: 65536, default: 128, description: 'Connection pool size per upstream origin: at most this many requests to one origin are in flight at once; the others wait in a queue.' },
+    queueTimeoutMs: { type: 'integer', minimum: 0, maximum: 600000, default: 5000, description: 'Longest wait for a free connection when the origin\'s pool is full; past it the request gets 503 UPSTREAM_UNAVAILABLE. 0 refuses at once.' },
+    maxFrameBytes: { type: 'integer', minimum: 1024, maximum: 268435456, default: 8388608, description: 'Largest single event of an upstream stream (an SSE line or event, a JSON line, an AWS event-stream message); a larger one fails the call as UPSTREAM_ERROR and drops the connection.' },
+    maxBodyBytes: { type: 'integer', minimum: 1024, maximum: 536870912, default: 33554432, description: 'Largest non-streamed upstream answer (a JSON body) the gateway reads; a larger one fails the call as UPSTREAM_ERROR and drops the connection.' },
     breaker: {
       type: 'object', additionalProperties: false, default: {},
       description: 'One circuit breaker per upstream (provider + base URL). Caller errors (4xx other than 408 and 429) never count.',

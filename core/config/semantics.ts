@@ -30,6 +30,10 @@ function serverIssues(config: GatewayConfig): SemanticIssue[] {
   const issues: SemanticIssue[] = config.server.trustedProxies.flatMap((entry, i) => parseRange(entry)
     ? []
     : [{ pointer: `/server/trustedProxies/${i}`, message: `not an IPv4/IPv6 address or CIDR range: ${JSON.stringify(entry)}` }]);
+  const { headersTimeoutMs, requestTimeoutMs } = config.server;
+  if (headersTimeoutMs > requestTimeoutMs) {
+    issues.push({ pointer: '/server/headersTimeoutMs', message: `must not exceed server.requestTimeoutMs (${requestTimeoutMs}): the headers are part of the request, got ${headersTimeoutMs}` });
+  }
   const secret = config.auth.jwt.secret;
   if (secret !== undefined && secret.length < MIN_JWT_SECRET_LENGTH) {
     issues.push({ pointer: '/auth/jwt/secret', message: `the JWT secret (auth.jwt.secret or AIGW_JWT_SECRET) must be at least ${MIN_JWT_SECRET_LENGTH} characters, got ${secret.length}` });

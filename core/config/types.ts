@@ -11,6 +11,10 @@ export interface ServerConfig {
   /** Largest request body the passthrough streams upstream. */
   proxyBodyLimitBytes: number;
   pluginSetupTimeoutMs: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  idleSocketTimeoutMs: number;
+  maxConnections: number;
 }
 
 export interface StorageConfig {
@@ -48,6 +52,9 @@ export interface UpstreamConfig {
   bodyTimeoutMs: number;
   keepAliveTimeoutMs: number;
   connectionsPerOrigin: number;
+  queueTimeoutMs: number;
+  maxFrameBytes: number;
+  maxBodyBytes: number;
   breaker: BreakerConfig;
 }
 

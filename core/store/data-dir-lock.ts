@@ -40,7 +40,7 @@ export class DataDirLock {
   private constructor(private readonly dataDir: string) {}
 
   static async acquire(dataDir: string): Promise<DataDirLock> {
-    await mkdir(dataDir, { recursive: true });
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
     const lock = new DataDirLock(dataDir);
     for (let attempt = 0; ; attempt++) {
       try {

@@ -4,6 +4,7 @@
  */
 import type { GatewayConfig } from '../config/types.ts';
 import { DataDirLock } from './data-dir-lock.ts';
+import { looseDataDirModes, type LooseModes } from './data-dir-modes.ts';
 import { openDatabase, type Database } from './database.ts';
 import { openKv, type KV } from './kv.ts';
 import { migrate } from './migrate.ts';
@@ -22,6 +23,8 @@ export interface OpenStoresOptions {
   dbSchema?: string;
   kvPrefix?: string;
   onNoVector?: (reason: string) => void;
+  /** The embedded database's existing folder lets group or others in (checked before it is opened). */
+  onLooseDataDir?: (dataDir: string, modes: LooseModes) => void;
   onCloseError?: (err: unknown) => void;
 }
 
@@ -32,6 +35,10 @@ export async function openStores(config: GatewayConfig, options: OpenStoresOptio
     for (const fn of closers.splice(0).reverse()) await fn().catch((err) => options.onCloseError?.(err));
   };
   try {
+    if (!storage.databaseUrl && options.onLooseDataDir) {
+      const loose = await looseDataDirModes(storage.dataDir);
+      if (loose) options.onLooseDataDir(storage.dataDir, loose);
+    }
     const lock = storage.databaseUrl ? undefined : await DataDirLock.acquire(storage.dataDir);
     if (lock) closers.push(() => lock.release());
     const db = await openDatabase({

@@ -17,6 +17,8 @@
  * SerializedError: `{ name, message, stack, ...Postgres fields (code, detail, constraint, ...) }`, as strings.
  * Rows and params cross by structured clone, which keeps Date, Uint8Array, bigint and plain objects.
  */
+// First: PGlite's files must be created owner-only (see the file).
+import './owner-only-fs.mjs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';

@@ -86,7 +86,7 @@ export class PgliteDatabase implements Database {
   }
 
   static async open(dataDir: string, options: PgliteOptions = {}): Promise<PgliteDatabase> {
-    await mkdir(dataDir, { recursive: true });
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
     const sharedBuffers = options.sharedBuffers ?? DEFAULT_SHARED_BUFFERS;
     // initdb's memory stays allocated in the thread that ran it (hundreds of MB): a first start runs it in a
     // thread of its own, ended before the database is opened for good.
