@@ -41,13 +41,51 @@ export class GatewayError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, message: string, details?: unknown, headers: Record<string, string> = {}) {
-    super(message);
+    // Messages and details quote caller input (a model id, a path, a claim): bounded here, once for every error.
+    super(clipMessage(message));
     this.name = 'GatewayError';
     this.code = code;
     this.status = ERROR_CATALOGUE[code];
-    this.details = details ?? null;
+    this.details = clipDetails(details ?? null, 0);
     this.headers = headers;
   }
+}
+
+/** How much of one piece of caller input an error echoes, in characters; longer ones end with an ellipsis. */
+export const ECHO_LIMIT = 200;
+/** A whole error message, in characters. */
+export const MESSAGE_LIMIT = 1000;
+/** Entries of one array in details (validation issues, ...). */
+export const DETAILS_ITEMS_LIMIT = 100;
+
+/** The first `limit` characters and an ellipsis, never splitting a surrogate pair. */
+export function clipText(text: string, limit = ECHO_LIMIT): string {
+  if (text.length <= limit) return text;
+  const code = text.charCodeAt(limit - 1);
+  const end = code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit;
+  return `${text.slice(0, end)}…`;
+}
+
+const LONG_RUN = new RegExp(`\\S{${ECHO_LIMIT + 1},}`, 'g');
+
+/** Gateway prose has no word this long: such a run is echoed input, and is cut; then the whole is capped. */
+function clipMessage(message: string): string {
+  const cut = message.length > ECHO_LIMIT ? message.replace(LONG_RUN, (run) => clipText(run)) : message;
+  return clipText(cut, MESSAGE_LIMIT);
+}
+
+/** Strings clipped, arrays capped, nesting bounded; the same value back when nothing needed clipping. */
+function clipDetails(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return clipText(value);
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth >= 8) return '…';
+  if (Array.isArray(value)) {
+    const items = value.slice(0, DETAILS_ITEMS_LIMIT).map((item) => clipDetails(item, depth + 1));
+    return items.length === value.length && items.every((item, i) => item === value[i]) ? value : items;
+  }
+  const entries = Object.entries(value);
+  const clipped = entries.map(([key, item]) => [clipText(key), clipDetails(item, depth + 1)] as const);
+  return clipped.every(([key, item], i) => key === entries[i]![0] && item === entries[i]![1]) ? value : Object.fromEntries(clipped);
 }
 
 /** Fastify-style shorthand: `throw createError('NOT_FOUND', 'no such file')`. */

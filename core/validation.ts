@@ -19,9 +19,30 @@ export function createAjv(options: { useDefaults?: boolean; allErrors?: boolean 
     verbose: true,
   });
   addFormats(ajv);
+  boundDateTimes(ajv);
   ajv.addKeyword({ keyword: 'x-entity', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'example' });
   return ajv;
+}
+
+/** 1970-01-01T00:00:00Z up to (not including) the year 10000, in ms since the epoch. */
+export const DATE_TIME_RANGE = { min: 0, max: Date.UTC(10000, 0, 1) } as const;
+
+/**
+ * RFC 3339 alone admits year 0000 (which Postgres refuses) and leap seconds (which Date cannot parse): a
+ * date-time must also be an instant in 1970..9999 that Date reads, so every layer after validation agrees on it.
+ */
+function boundDateTimes(ajv: Ajv): void {
+  const rfc3339 = ajv.formats['date-time'] as { validate: (value: string) => boolean } | undefined;
+  if (!rfc3339 || typeof rfc3339.validate !== 'function') throw new Error('ajv-formats did not define date-time');
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (value: string) => {
+      if (!rfc3339.validate(value)) return false;
+      const ms = Date.parse(value);
+      return ms >= DATE_TIME_RANGE.min && ms < DATE_TIME_RANGE.max;
+    },
+  });
 }
 
 const requests = createAjv();
@@ -58,11 +79,37 @@ function describe(e: ErrorObject): ValidationIssue {
       return { path: `${e.instancePath}/${String(p.additionalProperty)}`, message: 'is not a known property' };
     case 'type':
       return { path: e.instancePath, message: `must be ${String(p.type)}, got ${typeName(e.data)}` };
+    case 'format':
+      if (p.format === 'date-time') return { path: e.instancePath, message: 'must be an RFC 3339 date-time (2030-01-31T12:00:00Z) from 1970 to 9999' };
+      return { path: e.instancePath, message: e.message ?? 'is invalid' };
     case 'enum':
       return { path: e.instancePath, message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
     default:
       return { path: e.instancePath, message: e.message ?? 'is invalid' };
   }
+}
+
+/**
+ * JSON pointers of the strings (values and keys) under `value` that hold U+0000, which Postgres text and jsonb
+ * cannot store: input that reaches SQL is checked first, so the caller gets a 400 and not a database failure.
+ * Bodies reach this after the body reader's depth limit, so the recursion stays shallow.
+ */
+export function nulPointers(value: unknown, at = ''): string[] {
+  if (typeof value === 'string') return value.includes('\u0000') ? [at] : [];
+  if (Array.isArray(value)) return value.flatMap((item, i) => nulPointers(item, `${at}/${i}`));
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, item]) => {
+    const pointer = `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    return key.includes('\u0000') ? [pointer] : nulPointers(item, pointer);
+  });
+}
+
+/** 400 VALIDATION_ERROR when any string under `value` holds U+0000; `what` names where it came from. */
+export function refuseNul(value: unknown, what: string): void {
+  const pointers = nulPointers(value);
+  if (pointers.length === 0) return;
+  throw validationError(pointers.map((path) => ({ path, message: 'must not contain the character U+0000' })),
+    `${what} must not contain the character U+0000 (at ${pointers.slice(0, 5).join(', ')})`);
 }
 
 export function typeName(value: unknown): string {

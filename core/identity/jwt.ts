@@ -30,6 +30,8 @@ function stringClaim(payload: Record<string, unknown>, name: string, required: b
   const value = payload[name];
   if (value === undefined && !required) return null;
   if (typeof value !== 'string' || value === '') throw invalid(`JWT claim "${name}" must be a non-empty string`, `claim_${name}`);
+  // Claims are looked up in SQL, which cannot hold U+0000: a token carrying one is invalid, not a server fault.
+  if (value.includes('\u0000')) throw invalid(`JWT claim "${name}" must not contain the character U+0000`, `claim_${name}`);
   return value;
 }
 

@@ -1,10 +1,17 @@
 /**
  * Reads a JSON body with a byte limit: a declared Content-Length over the limit is refused before a byte is
- * read, a chunked body as soon as it crosses the limit.
+ * read, a chunked body as soon as it crosses the limit. A body nested deeper than MAX_JSON_DEPTH is refused
+ * too: schema validation, token estimates and translators walk bodies recursively and would overflow the stack.
  */
 import { koaBody } from 'koa-body';
 import type { Context } from 'koa';
 import { GatewayError } from '../errors.ts';
+
+/**
+ * Arrays and objects inside each other, the outermost counting 1. JSON Schemas of tools and structured outputs
+ * nest a few levels per property; providers accept far less than this (OpenAI: 10 levels of schema nesting).
+ */
+export const MAX_JSON_DEPTH = 128;
 
 type BodyReader = (ctx: Context) => Promise<unknown>;
 const readers = new Map<number, BodyReader>();
@@ -23,7 +30,12 @@ export function jsonBodyReader(limitBytes: number): BodyReader {
     } catch (err) {
       throw bodyError(ctx, err, limitBytes);
     }
-    return ctx.request.body;
+    const body: unknown = ctx.request.body;
+    if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
+      throw new GatewayError('VALIDATION_ERROR', `Request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`,
+        [{ path: '', message: `nests deeper than ${MAX_JSON_DEPTH} levels` }]);
+    }
+    return body;
   };
   readers.set(limitBytes, reader);
   return reader;
@@ -43,4 +55,18 @@ function bodyError(ctx: Context, err: unknown, limitBytes: number): GatewayError
     return new GatewayError('VALIDATION_ERROR', 'Unsupported request body encoding', [{ path: '', message: e.message ?? 'unsupported encoding' }]);
   }
   return new GatewayError('VALIDATION_ERROR', 'Request body could not be read', [{ path: '', message: e.message ?? 'read failed' }]);
+}
+
+/** Walks with its own stack, not recursion: the point is to survive input that would overflow the call stack. */
+export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth > maxDepth) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) {
+      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+    }
+  }
+  return false;
 }
