@@ -8,16 +8,18 @@
  */
 import type { JsonSchema } from '../config/schema.ts';
 import {
-  answerHeaders, BodyLimit, forwardedHeaders, hasDotSegment, passthroughTargets, sendPassthrough, tooLarge,
-  upstreamPath, withCredential, type PassthroughEntry,
+  answerHeaders, BodyLimit, forwardedHeaders, passthroughTargets, sendPassthrough, tooLarge,
+  upstreamRequestPath, withCredential, type PassthroughEntry,
 } from '../dispatch/passthrough.ts';
+import { joinUnderBase } from '../dispatch/passthrough-path.ts';
 import type { UpstreamMethod } from '../dispatch/provider.ts';
 import { GatewayError } from '../errors.ts';
 import type { LocalEndpoint, LocalEndpointDeps } from '../ingress/endpoint.ts';
 import type { GatewayMiddleware } from '../pipeline/context.ts';
 
 export const PROXY_ROUTE = '/proxy';
-const PATTERN = /^\/proxy\/([^/]+)(\/.*)$/;
+/** On the raw request line: the slug, then the rest (path and query) exactly as the caller sent it. */
+const PATTERN = /^\/proxy\/([^/?#]+)(\/[^]*)$/;
 
 /** HEAD is served by the GET route (Koa's router) and forwarded as HEAD; OPTIONS is answered by the router. */
 const PROXY_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -48,17 +50,14 @@ function passthroughHandler(deps: LocalEndpointDeps): GatewayMiddleware {
 
   return async (ctx) => {
     const gw = ctx.state.gw;
-    // ctx.path is the raw path: the rest is forwarded exactly as the caller encoded it.
-    const match = PATTERN.exec(ctx.path);
+    // The request line itself, not Koa's parsed ctx.path: the rest is joined as the caller encoded it.
+    const match = PATTERN.exec(ctx.req.url ?? '');
     const slug = decodeSlug(match?.[1] ?? '');
     const entry = known.get(slug);
     if (!match || !entry) {
       throw new GatewayError('NOT_FOUND', `No provider "${slug}" is configured and enabled for the passthrough`, { provider: slug });
     }
-    const rest = match[2]!;
-    if (hasDotSegment(rest)) {
-      throw new GatewayError('VALIDATION_ERROR', 'The passthrough path may not contain "." or ".." segments', [{ path: 'path', message: 'dot segments are not allowed' }]);
-    }
+    const target = joinUnderBase(entry.target.baseUrl, match[2]!);
     const body = declaredBody(ctx.req.headers);
     if (body.length !== undefined && body.length > limitBytes) {
       // Refused before a byte is read or sent upstream; the unread rest is not worth reading.
@@ -84,7 +83,7 @@ function passthroughHandler(deps: LocalEndpointDeps): GatewayMiddleware {
     try {
       response = await sendPassthrough(deps, entry, {
         method: ctx.method as UpstreamMethod,
-        path: upstreamPath(entry.target.baseUrl, rest, ctx.querystring),
+        path: upstreamRequestPath(target),
         headers: withCredential(entry, forwardedHeaders(ctx.req.headers, gw.requestId)),
         body: limiter ?? null,
         signal: gw.signal,
@@ -130,7 +129,7 @@ export const proxyEndpoints: readonly LocalEndpoint[] = PROXY_METHODS.map((metho
   routePattern: '/proxy/:provider/*path',
   capability: 'proxy',
   summary: 'Passthrough to a provider\'s native API: forwards the method, path, query and body to the provider\'s base URL with the gateway\'s credential.',
-  description: 'Any answer of the provider, error statuses included, is passed through verbatim. The gateway\'s own errors use the canonical envelope: 404 NOT_FOUND for a provider that is not configured and enabled, 413 PAYLOAD_TOO_LARGE over server.proxyBodyLimitBytes, 502 UPSTREAM_ERROR when the provider cannot be reached, 503 UPSTREAM_UNAVAILABLE while its circuit breaker is open, 504 UPSTREAM_TIMEOUT. The caller\'s Authorization, x-api-key and Cookie headers are never forwarded. HEAD is forwarded through the GET route.',
+  description: 'Any answer of the provider, error statuses included, is passed through verbatim. The gateway\'s own errors use the canonical envelope: 404 NOT_FOUND for a provider that is not configured and enabled, 400 VALIDATION_ERROR for a path that could leave the provider\'s base path (a backslash, a dot segment in any encoding, NUL), 413 PAYLOAD_TOO_LARGE over server.proxyBodyLimitBytes, 502 UPSTREAM_ERROR when the provider cannot be reached, 503 UPSTREAM_UNAVAILABLE while its circuit breaker is open, 504 UPSTREAM_TIMEOUT. The caller\'s Authorization, x-api-key and Cookie headers are never forwarded. HEAD is forwarded through the GET route.',
   errorEnvelope: 'canonical',
   rawBody: method !== 'GET',
   responses: {

@@ -9,6 +9,7 @@ import { Transform, type TransformCallback, type Readable } from 'node:stream';
 import type { GatewayConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
 import { fillBaseUrl } from './base-url.ts';
+import type { UpstreamTarget } from './passthrough-path.ts';
 import type { Breakers } from './breakers.ts';
 import type { ProviderDefinition, ProviderIO, ProviderTarget, UpstreamMethod, UpstreamRequest } from './provider.ts';
 import type { ProviderRegistry } from './provider-registry.ts';
@@ -86,19 +87,11 @@ export function withCredential(entry: PassthroughEntry, headers: Record<string, 
 }
 
 /**
- * Where the caller's path (raw, still percent-encoded) and query go: appended to the base URL's path. A base URL
- * with a query of its own gives an absolute URL with both queries.
+ * What goes upstream as UpstreamRequest.path: the joined path relative to the base URL, or with a base URL that
+ * has a query of its own, the absolute URL (the upstream client sends an absolute URL's path as it is).
  */
-export function upstreamPath(baseUrl: string, rest: string, query: string): string {
-  const base = new URL(baseUrl);
-  if (!base.search) return query ? `${rest}?${query}` : rest;
-  const joined = [base.search.slice(1), query].filter(Boolean).join('&');
-  return `${base.origin}${base.pathname.replace(/\/+$/, '')}${rest}?${joined}`;
-}
-
-/** A `.` or `..` segment (also percent-encoded) would leave the base URL's path on the provider's host. */
-export function hasDotSegment(rest: string): boolean {
-  return rest.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
+export function upstreamRequestPath(target: UpstreamTarget): string {
+  return target.relative ?? `${target.origin}${target.path}`;
 }
 
 /** The answer's headers minus hop-by-hop ones; the provider's request id moves to X-Upstream-Request-ID. */
@@ -153,7 +146,7 @@ export interface PassthroughDeps {
 
 export interface PassthroughCall {
   method: UpstreamMethod;
-  /** From upstreamPath(). */
+  /** From upstreamRequestPath(). */
   path: string;
   headers: Record<string, string>;
   /** The caller's body as it arrives, or null. */

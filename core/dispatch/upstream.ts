@@ -1,8 +1,14 @@
-/** HTTP to providers: one undici agent with keep-alive pools per origin, and the configured timeouts. */
+/**
+ * HTTP to providers: one undici agent with keep-alive pools per origin, the configured timeouts, a bounded wait
+ * for a connection when an origin's pool is full, and size limits on what is read of an answer.
+ */
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../config/types.ts';
+import { silentLogger, type Logger } from '../logger.ts';
+import { OriginSlots, type OriginPoolState } from './origin-slots.ts';
 import type { UpstreamRequest } from './provider.ts';
+import { UpstreamTooLargeError } from './upstream-errors.ts';
 
 export type UpstreamResponse = Dispatcher.ResponseData;
 
@@ -12,12 +18,22 @@ interface Base {
 }
 
 const MAX_ERROR_BODY = 64 * 1024;
+/** scheme://authority, then the path and query as written. */
+const ABSOLUTE = /^(https?:\/\/[^/?#]+)([^#]*)/i;
 
 export class UpstreamClient {
   private readonly agent: Agent;
   private readonly bases = new Map<string, Base>();
+  private readonly slots: OriginSlots;
+  /** upstream.maxBodyBytes, for readBody(). */
+  readonly maxBodyBytes: number;
+  /** upstream.maxFrameBytes, for the stream decoders. */
+  readonly maxFrameBytes: number;
 
-  constructor(config: UpstreamConfig) {
+  constructor(config: UpstreamConfig, logger: Logger = silentLogger()) {
+    this.maxBodyBytes = config.maxBodyBytes;
+    this.maxFrameBytes = config.maxFrameBytes;
+    this.slots = new OriginSlots(config.connectionsPerOrigin, config.queueTimeoutMs, logger);
     this.agent = new Agent({
       connect: { timeout: config.connectTimeoutMs },
       headersTimeout: config.headersTimeoutMs,
@@ -29,11 +45,12 @@ export class UpstreamClient {
 
   /** `stream`: a body streamed as it arrives instead of `request.body` (the passthrough). */
   send(baseUrl: string, request: UpstreamRequest, signal: AbortSignal, stream?: Readable): Promise<UpstreamResponse> {
-    const absolute = /^https?:\/\//i.test(request.path);
-    const base = this.base(absolute ? request.path : baseUrl);
-    return this.agent.request({
-      origin: base.origin,
-      path: absolute ? base.pathPrefix || '/' : base.pathPrefix + request.path,
+    const absolute = ABSOLUTE.exec(request.path);
+    const base = absolute ? undefined : this.base(baseUrl);
+    return this.request({
+      // An absolute URL's path is sent as written: re-parsing it would resolve `..` and turn `\` into `/`.
+      origin: absolute ? new URL(absolute[1]!).origin : base!.origin,
+      path: absolute ? (absolute[2]!.startsWith('/') ? absolute[2]! : `/${absolute[2]!}`) : base!.pathPrefix + request.path,
       method: request.method,
       headers: request.headers,
       body: stream ?? request.body ?? null,
@@ -41,8 +58,31 @@ export class UpstreamClient {
     });
   }
 
+  /** Requests in flight and waiting, per origin that has any (or refused one lately). */
+  pools(): OriginPoolState[] {
+    return this.slots.state();
+  }
+
   async close(): Promise<void> {
     await this.agent.close();
+  }
+
+  /**
+   * The request holds its origin's slot until its answer's body closes (read to the end, or destroyed), so
+   * undici never queues past its own pool.
+   */
+  private async request(options: Dispatcher.RequestOptions & { signal: AbortSignal }): Promise<UpstreamResponse> {
+    const release = await this.slots.acquire(String(options.origin), options.signal);
+    let response: UpstreamResponse;
+    try {
+      response = await this.agent.request(options);
+    } catch (err) {
+      release();
+      throw err;
+    }
+    if (response.body.closed) release();
+    else response.body.once('close', release);
+    return response;
   }
 
   private base(baseUrl: string): Base {
@@ -81,4 +121,28 @@ export async function readErrorBody(response: UpstreamResponse): Promise<unknown
   } catch {
     return text;
   }
+}
+
+/**
+ * Reads a whole answer body, at most `maxBytes` of it: a declared or actual length past it destroys the body (the
+ * connection is dropped, not drained) and throws UpstreamTooLargeError.
+ */
+export async function readBody(response: UpstreamResponse, maxBytes: number): Promise<Buffer> {
+  const declared = Number(response.headers['content-length']);
+  if (declared > maxBytes) {
+    response.body.destroy();
+    throw new UpstreamTooLargeError('body', maxBytes);
+  }
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const part of response.body) {
+    const buf = part as Buffer;
+    size += buf.length;
+    if (size > maxBytes) {
+      response.body.destroy();
+      throw new UpstreamTooLargeError('body', maxBytes);
+    }
+    parts.push(buf);
+  }
+  return Buffer.concat(parts, size);
 }
