@@ -54,6 +54,8 @@ function authorize(request: UpstreamRequest, target: ProviderTarget, now: number
     url: sentUrl(target.baseUrl, request.path),
     headers: request.headers,
     ...(request.body === undefined ? {} : { body: request.body }),
+    // A passthrough body streams past unread: hashing it would mean holding it. Signed as UNSIGNED-PAYLOAD.
+    ...(request.bodyStreamed ? { unsignedPayload: true } : {}),
     region,
     service: 'bedrock',
     credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) },

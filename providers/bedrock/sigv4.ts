@@ -17,12 +17,21 @@ export interface SignInput {
   /** Headers to send; every one is signed. `host` is added when absent. */
   headers: Record<string, string>;
   body?: string;
+  /**
+   * The body is streamed and cannot be hashed (the passthrough): the payload is signed as UNSIGNED-PAYLOAD, which
+   * x-amz-content-sha256 announces. `body` is then ignored.
+   */
+  unsignedPayload?: boolean;
   region: string;
   service: string;
   credentials: AwsCredentials;
   /** Signing time, ms since the epoch. */
   now: number;
 }
+
+export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
+/** Set by the signer alone: a caller's values for them never survive. */
+const SIGNER_HEADERS = new Set(['authorization', 'x-amz-date', 'x-amz-security-token', 'x-amz-content-sha256']);
 
 const sha256 = (data: string) => createHash('sha256').update(data, 'utf8').digest('hex');
 const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data, 'utf8').digest();
@@ -97,19 +106,25 @@ export function signingKey(secret: string, date: string, region: string, service
   return hmac(hmac(hmac(hmac(`AWS4${secret}`, date), region), service), 'aws4_request');
 }
 
-/** The request's headers plus x-amz-date, x-amz-security-token (with a session token) and authorization. */
+/**
+ * The request's headers plus x-amz-date, x-amz-security-token (with a session token), x-amz-content-sha256 (for
+ * an unsigned payload) and authorization.
+ */
 export function signRequest(input: SignInput): Record<string, string> {
   const { host, path, query } = splitUrl(input.url);
   const stamp = amzDate(input.now);
   const day = stamp.slice(0, 8);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(input.headers)) {
-    if (name.toLowerCase() !== 'authorization') headers[name.toLowerCase()] = value;
+    // Another signer's headers (a native AWS client behind the passthrough) would be signed as the gateway's.
+    if (!SIGNER_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
   }
   headers.host ??= host;
   headers['x-amz-date'] = stamp;
   if (input.credentials.sessionToken) headers['x-amz-security-token'] = input.credentials.sessionToken;
-  const canonical = canonicalRequest({ method: input.method, path, query, headers, payloadHash: sha256(input.body ?? '') });
+  if (input.unsignedPayload) headers['x-amz-content-sha256'] = UNSIGNED_PAYLOAD;
+  const payloadHash = input.unsignedPayload ? UNSIGNED_PAYLOAD : sha256(input.body ?? '');
+  const canonical = canonicalRequest({ method: input.method, path, query, headers, payloadHash });
   const scope = `${day}/${input.region}/${input.service}/aws4_request`;
   const toSign = ['AWS4-HMAC-SHA256', stamp, scope, sha256(canonical.text)].join('\n');
   const signature = createHmac('sha256', signingKey(input.credentials.secretAccessKey, day, input.region, input.service)).update(toSign, 'utf8').digest('hex');
