@@ -4,6 +4,7 @@
  */
 import { GatewayError } from '../../core/errors.ts';
 import { presentedCredential } from '../../core/identity/authenticate.ts';
+import { refuseCrossSiteCookieWrite } from '../../core/identity/cross-site.ts';
 import { definePlugin } from '../../core/pipeline/plugin.ts';
 
 export default definePlugin<Record<string, never>>({
@@ -13,14 +14,17 @@ export default definePlugin<Record<string, never>>({
   setup(_config, services) {
     return async (ctx, next) => {
       const gw = ctx.state.gw;
+      const authorization = ctx.get('authorization') || undefined;
       const credential = presentedCredential({
-        authorization: ctx.get('authorization') || undefined,
+        authorization,
         apiKey: ctx.get('x-api-key') || undefined,
         accessTokenCookie: ctx.cookies.get('access_token'),
       });
       if (!credential) {
         throw new GatewayError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <API key or JWT>, x-api-key, or the access_token cookie');
       }
+      // A JWT without Authorization came from the cookie (x-api-key carries keys only), which browsers send cross-site.
+      if (credential.kind === 'jwt' && authorization === undefined) refuseCrossSiteCookieWrite(ctx);
       const caller = await services.authenticator.authenticate(credential);
       const needed = gw.endpoint.capability;
       if (needed && !caller.capabilities.includes(needed)) {

@@ -416,10 +416,12 @@ describe('admin API', () => {
     assert.ok(depts.data.length === 1 && depts.data[0].tenantId === 'north', JSON.stringify(depts));
     assertError(await admin(url, 'POST', '/tenants', { auth: alice, body: { id: 'alices-own', name: 'Mine' } }), 403, 'AUTH_FORBIDDEN');
 
-    // The admin JWT works from the access_token cookie too; a non-admin one there is still refused.
+    // The admin JWT works from the access_token cookie too (writes from the gateway's own origin only: see
+    // test/e2e/cross-site.test.ts); a non-admin one there is still refused.
     const viaCookie = await admin(url, 'GET', '/keys', { auth: { cookie: `access_token=${alice}` } });
     assert.deepEqual(assertStatus(viaCookie, 200).data.map((k: any) => k.tenantId), ['north', 'north']);
-    const cookieCreate = await admin(url, 'POST', '/keys', { auth: { cookie: `access_token=${alice}` }, body: { name: 'from-cookie' } });
+    const sameOrigin = { cookie: `access_token=${alice}`, origin: url };
+    const cookieCreate = await admin(url, 'POST', '/keys', { auth: sameOrigin, body: { name: 'from-cookie' } });
     assert.equal(assertStatus(cookieCreate, 201).tenantId, 'north');
     const userCookie = `access_token=${await mintJwt({ sub: 'uma', tenantId: 'north' })}`;
     assertError(await admin(url, 'GET', '/keys', { auth: { cookie: userCookie } }), 403, 'AUTH_FORBIDDEN');

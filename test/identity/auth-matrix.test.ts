@@ -97,7 +97,8 @@ function handToken(header: Record<string, unknown>, payload: unknown, sign: (inp
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const cookie = (token: string) => ({ cookie: `access_token=${token}` });
+/** The cookie as the gateway's own dashboard sends it: cross-site cookie writes are refused (test/e2e/cross-site.test.ts). */
+const cookie = (token: string) => ({ cookie: `access_token=${token}`, 'sec-fetch-site': 'same-origin' });
 
 interface Harness {
   gw: TestGateway;
@@ -528,7 +529,7 @@ describe('JWT auth on (HS256, every capability), driven by a movable clock', () 
     test('the access_token cookie alone works', async () => {
       const jwt = await mint();
       assertOk(await h.chat(cookie(jwt)));
-      assertOk(await h.chat({ cookie: `theme=dark; access_token=${jwt}; lang=en` }));
+      assertOk(await h.chat({ cookie: `theme=dark; access_token=${jwt}; lang=en`, 'sec-fetch-site': 'same-origin' }));
       assertOk(await h.models(cookie(jwt)));
     });
 

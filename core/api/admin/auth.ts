@@ -1,12 +1,14 @@
 /**
  * Who may use /admin/v1: the bearer of AIGW_ADMIN_TOKEN (every tenant), the local control token a running
  * gateway leaves in its data folder for the CLI (every tenant), or a JWT with role `admin` (its own tenant).
+ * A JWT from the access_token cookie writes only from the gateway's own origin (identity/cross-site.ts).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../../errors.ts';
 import { FULL_ADMIN, type AdminScope } from '../../identity/audit.ts';
 import type { Authenticator } from '../../identity/authenticate.ts';
+import { refuseCrossSiteCookieWrite } from '../../identity/cross-site.ts';
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
@@ -51,6 +53,7 @@ export function adminAuth(credentials: AdminCredentials) {
 async function jwtScope(ctx: Context, bearer: string | undefined, authenticator: Authenticator | undefined): Promise<AdminScope> {
   const token = bearer ?? ctx.cookies.get('access_token');
   if (!token) throw new GatewayError('AUTH_REQUIRED', 'Admin API requires Authorization: Bearer <admin token or admin JWT>');
+  if (bearer === undefined) refuseCrossSiteCookieWrite(ctx);
   if (!authenticator || token.split('.').length !== 3) throw new GatewayError('AUTH_INVALID_TOKEN', 'Invalid admin token');
   const caller = await authenticator.authenticate({ kind: 'jwt', value: token });
   if (caller.role !== 'admin') throw new GatewayError('AUTH_FORBIDDEN', 'The admin API needs a JWT with role "admin"', { requiredRole: 'admin' });
