@@ -33,7 +33,11 @@ export async function admitAll(kv: KV, guard: StoreGuard, planned: readonly Plan
   const windows: CostedWindow[] = [];
   for (const window of planned) {
     if (window.name !== 'tokensPerDay') windows.push({ ...window, cost: 1 });
-    else if (tokens.applies) windows.push({ ...window, cost: TokenReservation.cost(await tokens.want(), tokens.prompt, window.limit) });
+    else if (tokens.applies) {
+      const wanted = await tokens.want();
+      tokens.refuseIfNeverFits(window, wanted);
+      windows.push({ ...window, cost: TokenReservation.cost(wanted, tokens.prompt, window.limit) });
+    }
   }
   if (windows.length === 0) return { admitted: [], storeFailed: false };
   const admitting = kv.windowsAdmit(windows);
