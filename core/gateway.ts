@@ -73,7 +73,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   cleanups.push(() => stores.close());
   const { db, kv, lock } = stores;
 
-  const upstream = new UpstreamClient(config.upstream);
+  const upstream = new UpstreamClient(config.upstream, logger);
   const breakers = new Breakers(config.upstream.breaker);
   cleanups.push(() => upstream.close(), () => breakers.shutdown());
   const identity = createIdentity(config, db, kv, clock.now, logger);

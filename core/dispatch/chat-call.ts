@@ -3,14 +3,14 @@
  * built, authorized, sent through the upstream's breaker (with any follow-ups a multi-step provider needs), and
  * the answer comes back canonical, as gw.result or gw.stream.
  */
-import type { ChatCompletionRequest } from '../canonical/chat.ts';
+import type { ChatCompletionChunk, ChatCompletionRequest } from '../canonical/chat.ts';
 import { estimateUsage } from '../canonical/estimate.ts';
 import { GatewayError } from '../errors.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
 import type { Breakers } from './breakers.ts';
 import { canonicalChatStream } from './chat-stream.ts';
 import type { ChatTranslator, ProviderDefinition, ProviderIO, ProviderTarget, UpstreamRequest } from './provider.ts';
-import { readErrorBody, type UpstreamClient, type UpstreamResponse } from './upstream.ts';
+import { readBody, readErrorBody, type UpstreamClient, type UpstreamResponse } from './upstream.ts';
 import { isAbort, transportError } from './upstream-errors.ts';
 
 /** A provider that needs more follow-ups than this (a prediction polled for too long) has failed. */
@@ -54,11 +54,17 @@ const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve, r
   signal.addEventListener('abort', onAbort, { once: true });
 });
 
-async function readJson(response: UpstreamResponse, slug: string): Promise<unknown> {
+/** A whole JSON answer, at most upstream.maxBodyBytes of it. */
+async function readJson(response: UpstreamResponse, slug: string, maxBytes: number): Promise<unknown> {
+  let bytes: Buffer;
   try {
-    return await response.body.json();
+    bytes = await readBody(response, maxBytes);
   } catch (err) {
-    if (isAbort(err)) throw err;
+    throw isAbort(err) ? err : transportError(slug, err, 'request');
+  }
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
     throw new GatewayError('UPSTREAM_ERROR', `${slug} returned a body that is not JSON`, { provider: slug });
   }
 }
@@ -81,9 +87,10 @@ async function exchange(
   };
   return deps.breakers.run(target.slug, target.baseUrl, async () => {
     let response = await send(first);
-    if (!chat.followUp) return stream ? { stream: response } : { body: await readJson(response, target.slug) };
+    const maxBytes = deps.upstream.maxBodyBytes;
+    if (!chat.followUp) return stream ? { stream: response } : { body: await readJson(response, target.slug, maxBytes) };
     for (let step = 0; step < MAX_FOLLOW_UPS; step++) {
-      const body = await readJson(response, target.slug);
+      const body = await readJson(response, target.slug, maxBytes);
       const next = chat.followUp!(body, target, stream, step);
       if (!next) {
         if (stream) throw new GatewayError('UPSTREAM_ERROR', `${target.slug} gave no stream to follow`, { provider: target.slug });
@@ -97,26 +104,43 @@ async function exchange(
   });
 }
 
+/**
+ * Pulls a stream's first chunk before the caller is answered. A stream that fails before it (an error event, a
+ * frame too large, a close with nothing sent) fails the call as any upstream failure does: retried or passed to
+ * the next target, or answered with its status, instead of a 200 that holds only an error event.
+ */
+async function started(stream: AsyncGenerator<ChatCompletionChunk>): Promise<AsyncIterable<ChatCompletionChunk>> {
+  const first = await stream.next();
+  return (async function* () {
+    if (first.done) return;
+    yield first.value;
+    yield* stream;
+  })();
+}
+
 export async function callChat(ctx: GatewayContext, deps: ChatCallDeps, provider: ProviderDefinition, target: ProviderTarget): Promise<void> {
   const gw = ctx.state.gw;
   const request = gw.canonical!;
   const chat = chatTranslatorFor(provider, request.body, request.stream);
   const upstreamRequest = chat.toUpstream(request.body, target, request.stream);
   const answer = await exchange(deps, provider, chat, target, upstreamRequest, request.stream, gw.signal);
-
-  gw.target = { provider: target.slug, baseUrl: target.baseUrl, requestedModel: request.model, upstreamModel: target.upstreamModel };
-  ctx.set('X-Provider', target.slug);
-  ctx.set('X-Model', target.upstreamModel);
+  const routed = () => {
+    gw.target = { provider: target.slug, baseUrl: target.baseUrl, requestedModel: request.model, upstreamModel: target.upstreamModel };
+    ctx.set('X-Provider', target.slug);
+    ctx.set('X-Model', target.upstreamModel);
+  };
 
   if ('stream' in answer) {
-    gw.stream = canonicalChatStream({
-      response: answer.stream, chat, target, request: request.body, signal: gw.signal,
+    gw.stream = await started(canonicalChatStream({
+      response: answer.stream, chat, target, request: request.body, signal: gw.signal, maxFrameBytes: deps.upstream.maxFrameBytes,
       onEstimated: () => {
         gw.usageEstimated = true;
       },
-    });
+    }));
+    routed();
     return;
   }
+  routed();
   const result = chat.fromUpstream(answer.body, target, request.body);
   if (!result.usage) {
     const text = result.choices.map((c) => c.message.content ?? '').join('');

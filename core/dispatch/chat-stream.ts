@@ -15,6 +15,8 @@ export interface ChatStreamInput {
   target: ProviderTarget;
   request: ChatCompletionRequest;
   signal: AbortSignal;
+  /** upstream.maxFrameBytes: a larger frame fails the stream and drops the connection. */
+  maxFrameBytes: number;
   onEstimated(): void;
 }
 
@@ -34,7 +36,7 @@ export async function* canonicalChatStream(input: ChatStreamInput): AsyncGenerat
     }
   };
   try {
-    decoding: for await (const event of decodeStream(chat.streamFormat, response.body)) {
+    decoding: for await (const event of decodeStream(chat.streamFormat, response.body, input.maxFrameBytes)) {
       const { chunks, done } = decoder.event(event);
       for (const chunk of chunks) {
         note(chunk);

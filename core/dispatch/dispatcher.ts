@@ -11,7 +11,7 @@ import { callChat, type ChatCallDeps } from './chat-call.ts';
 import type { BuiltInToolName } from './provider.ts';
 import type { ProviderRegistry } from './provider-registry.ts';
 import type { RoutingTable } from './routing.ts';
-import { isRetryable, shouldFallBack } from './upstream-errors.ts';
+import { isPoolFull, isRetryable, shouldFallBack } from './upstream-errors.ts';
 
 /**
  * A built-in tool the gateway itself handles for every provider (file_search, with the vector stores): it
@@ -52,6 +52,8 @@ const wait = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) =>
   }
 });
 
+const originOf = (baseUrl: string) => new URL(baseUrl).origin;
+
 export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
   const random = deps.random ?? Math.random;
   const backoff = (attempt: number) => random() * Math.min(deps.retry.maxBackoffMs, deps.retry.backoffMs * 2 ** attempt);
@@ -62,7 +64,10 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
     const { targets } = deps.routing.resolve(request.model, gw.caller?.policy);
     request.body = await applyGatewayTools(deps, request.body, gw.caller, gw.signal);
     let lastError: unknown;
+    // Origins whose pool just refused this request: another target on one would only queue behind it again.
+    const fullOrigins = new Set<string>();
     for (const target of targets) {
+      if (fullOrigins.size > 0 && fullOrigins.has(originOf(target.baseUrl))) continue;
       const provider = deps.providers.get(target.slug)!;
       for (let attempt = 0; attempt <= deps.retry.retries; attempt++) {
         if (attempt > 0) await wait(backoff(attempt - 1), gw.signal);
@@ -73,6 +78,7 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
         } catch (err) {
           if (gw.signal.aborted || !shouldFallBack(err)) throw err;
           lastError = err;
+          if (isPoolFull(err)) fullOrigins.add(originOf(target.baseUrl));
           if (!isRetryable(err)) break; // an open breaker or a refused credential: only another target can help
         }
       }

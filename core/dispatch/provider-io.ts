@@ -1,6 +1,6 @@
 /** The I/O a provider's `authorize` may do: JSON requests through the upstream client, and a credential cache. */
 import type { ProviderIO } from './provider.ts';
-import type { UpstreamClient } from './upstream.ts';
+import { readBody, type UpstreamClient } from './upstream.ts';
 
 /** A cached credential is renewed this long before it expires, so no request carries one that is about to. */
 const RENEW_BEFORE_MS = 60_000;
@@ -14,7 +14,8 @@ export function createProviderIO(upstream: UpstreamClient, now: () => number): P
     now,
     async fetchJson(url, init, signal) {
       const response = await upstream.send(url, { method: init.method, path: url, headers: init.headers ?? {}, ...(init.body === undefined ? {} : { body: init.body }) }, signal);
-      const text = await response.body.text();
+      // A token endpoint's answer is small: one past upstream.maxBodyBytes is refused, not held.
+      const text = (await readBody(response, upstream.maxBodyBytes)).toString('utf8');
       let body: unknown = text;
       try {
         body = JSON.parse(text);

@@ -19,6 +19,8 @@ export function countsAgainstUpstream(err: unknown): boolean {
 export function isRetryable(err: unknown): boolean {
   if (!(err instanceof GatewayError)) return false;
   if (err.code === 'UPSTREAM_TIMEOUT' || err.code === 'UPSTREAM_RATE_LIMITED') return true;
+  // An answer too large would be generated (and paid for) again: another target may answer shorter.
+  if ((err.details as { limitBytes?: number } | null)?.limitBytes !== undefined) return false;
   return err.code === 'UPSTREAM_ERROR' && countsAgainstUpstream(err);
 }
 
@@ -42,11 +44,49 @@ export function upstreamStatusError(provider: string, status: number, message: s
   return new GatewayError('UPSTREAM_ERROR', text, details);
 }
 
+/**
+ * An upstream answer past a size limit: one stream frame (upstream.maxFrameBytes) or a whole non-streamed body
+ * (upstream.maxBodyBytes). Thrown by the readers as soon as the limit is crossed, before more is read.
+ */
+export class UpstreamTooLargeError extends Error {
+  constructor(readonly what: 'stream frame' | 'body', readonly limitBytes: number) {
+    super(`upstream ${what} exceeds ${limitBytes} bytes`);
+  }
+}
+
+/**
+ * Every connection to the origin stayed busy for upstream.queueTimeoutMs: the gateway's own limit, not the
+ * upstream's failure, so it answers 503 and never counts against the breaker.
+ */
+export class UpstreamPoolFullError extends Error {
+  constructor(readonly connections: number, readonly queueTimeoutMs: number) {
+    super(`all ${connections} connections are busy`);
+  }
+}
+
+function poolFullError(provider: string, err: UpstreamPoolFullError): GatewayError {
+  const waited = err.queueTimeoutMs === 0 ? '' : ` and none freed within ${err.queueTimeoutMs} ms`;
+  return new GatewayError('UPSTREAM_UNAVAILABLE', `${provider} is busy: all ${err.connections} connections the gateway keeps to it are in use${waited} (upstream.connectionsPerOrigin, upstream.queueTimeoutMs)`, { provider, pool: 'full' });
+}
+
+/** The refusal above, once mapped: the dispatcher does not queue the request again behind the same pool. */
+export function isPoolFull(err: unknown): boolean {
+  return err instanceof GatewayError && (err.details as { pool?: unknown } | null)?.pool === 'full';
+}
+
+const LIMIT_SETTING = { 'stream frame': 'upstream.maxFrameBytes', body: 'upstream.maxBodyBytes' } as const;
+
+function tooLargeError(provider: string, err: UpstreamTooLargeError): GatewayError {
+  return new GatewayError('UPSTREAM_ERROR', `${provider} sent a ${err.what} larger than ${err.limitBytes} bytes (${LIMIT_SETTING[err.what]}); the connection was dropped`, { provider, limitBytes: err.limitBytes });
+}
+
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
 /** A transport failure (refused, reset, timed out) -> UPSTREAM_ERROR or UPSTREAM_TIMEOUT. */
 export function transportError(provider: string, err: unknown, phase: 'request' | 'stream'): GatewayError {
   if (err instanceof GatewayError) return err;
+  if (err instanceof UpstreamTooLargeError) return tooLargeError(provider, err);
+  if (err instanceof UpstreamPoolFullError) return poolFullError(provider, err);
   const e = err as { code?: string; message?: string; cause?: { code?: string } };
   const code = e.code ?? e.cause?.code;
   const where = phase === 'stream' ? ' while streaming' : '';

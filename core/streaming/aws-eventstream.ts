@@ -5,6 +5,8 @@
  */
 import { crc32 } from 'node:zlib';
 import type { StreamEvent } from '../dispatch/provider.ts';
+import { UpstreamTooLargeError } from '../dispatch/upstream-errors.ts';
+import { DEFAULT_MAX_FRAME_BYTES } from './sse.ts';
 
 export interface EventStreamMessage {
   headers: Record<string, string | number | boolean | Uint8Array>;
@@ -15,24 +17,46 @@ export class EventStreamFramingError extends Error {}
 
 const PRELUDE = 12;
 const CHECKSUM = 4;
-/** Far above any event a model streams; a corrupt length must not make the decoder wait for gigabytes. */
-const MAX_MESSAGE = 16 * 1024 * 1024;
 
-/** Bytes -> messages. Keeps a partial message between reads; a message's payload is a view of the read. */
+/**
+ * Bytes -> messages. Keeps a partial message between reads; a message's payload is a view of the read. A message
+ * that declares more than `maxMessageBytes` throws UpstreamTooLargeError from its prelude, before it is read.
+ */
 export class MessageDecoder {
-  private buffer: Uint8Array = new Uint8Array(0);
+  /** The reads not decoded yet, joined only once the message at their head is complete. */
+  private pieces: Uint8Array[] = [];
+  private size = 0;
+  /** What the head message needs before it can be decoded: its prelude, then its whole length. */
+  private wanted = PRELUDE;
+
+  constructor(private readonly maxMessageBytes = DEFAULT_MAX_FRAME_BYTES) {}
 
   push(bytes: Uint8Array): EventStreamMessage[] {
-    this.buffer = this.buffer.length === 0 ? bytes : concat(this.buffer, bytes);
+    if (bytes.length === 0) return [];
+    this.pieces.push(bytes);
+    this.size += bytes.length;
+    if (this.size < this.wanted) {
+      // A read kept for later must not alias the caller's bytes, which it may reuse.
+      this.pieces[this.pieces.length - 1] = bytes.slice();
+      return [];
+    }
+    let buffer = this.pieces.length === 1 ? bytes : concat(this.pieces, this.size);
+    this.pieces = [];
+    this.size = 0;
+    this.wanted = PRELUDE;
     const messages: EventStreamMessage[] = [];
-    while (this.buffer.length >= PRELUDE) {
-      const view = new DataView(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength);
+    while (buffer.length >= PRELUDE) {
+      const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
       const total = view.getUint32(0);
       const headersLength = view.getUint32(4);
-      if (crc32(this.buffer.subarray(0, 8)) !== view.getUint32(8)) throw new EventStreamFramingError('event-stream prelude checksum mismatch');
-      if (total < PRELUDE + CHECKSUM + headersLength || total > MAX_MESSAGE) throw new EventStreamFramingError(`event-stream message length ${total} is invalid`);
-      if (this.buffer.length < total) break;
-      const message = this.buffer.subarray(0, total);
+      if (crc32(buffer.subarray(0, 8)) !== view.getUint32(8)) throw new EventStreamFramingError('event-stream prelude checksum mismatch');
+      if (total < PRELUDE + CHECKSUM + headersLength) throw new EventStreamFramingError(`event-stream message length ${total} is invalid`);
+      if (total > this.maxMessageBytes) throw new UpstreamTooLargeError('stream frame', this.maxMessageBytes);
+      if (buffer.length < total) {
+        this.wanted = total;
+        break;
+      }
+      const message = buffer.subarray(0, total);
       if (crc32(message.subarray(0, total - CHECKSUM)) !== view.getUint32(total - CHECKSUM)) {
         throw new EventStreamFramingError('event-stream message checksum mismatch');
       }
@@ -40,22 +64,27 @@ export class MessageDecoder {
         headers: decodeHeaders(message.subarray(PRELUDE, PRELUDE + headersLength)),
         payload: message.subarray(PRELUDE + headersLength, total - CHECKSUM),
       });
-      this.buffer = this.buffer.subarray(total);
+      buffer = buffer.subarray(total);
     }
-    // A partial message kept for the next read must not alias the caller's bytes, which it may reuse.
-    if (this.buffer.length > 0 && this.buffer.buffer === bytes.buffer) this.buffer = this.buffer.slice();
+    if (buffer.length > 0) {
+      this.pieces = [buffer.buffer === bytes.buffer ? buffer.slice() : buffer];
+      this.size = buffer.length;
+    }
     return messages;
   }
 
   end(): void {
-    if (this.buffer.length > 0) throw new EventStreamFramingError(`event-stream ended inside a message (${this.buffer.length} bytes left)`);
+    if (this.size > 0) throw new EventStreamFramingError(`event-stream ended inside a message (${this.size} bytes left)`);
   }
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const joined = new Uint8Array(a.length + b.length);
-  joined.set(a);
-  joined.set(b, a.length);
+function concat(pieces: Uint8Array[], size: number): Uint8Array {
+  const joined = new Uint8Array(size);
+  let at = 0;
+  for (const piece of pieces) {
+    joined.set(piece, at);
+    at += piece.length;
+  }
   return joined;
 }
 
@@ -105,8 +134,8 @@ function decodeHeaders(bytes: Uint8Array): EventStreamMessage['headers'] {
  * Bytes -> events. An `event` message gives its `:event-type`; an `exception` (or `error`) message gives
  * `exception:<type>`, for the translator to turn into an error. The payload is passed on as text.
  */
-export async function* decodeAwsEventStream(source: AsyncIterable<Uint8Array>): AsyncGenerator<StreamEvent> {
-  const messages = new MessageDecoder();
+export async function* decodeAwsEventStream(source: AsyncIterable<Uint8Array>, maxFrameBytes = DEFAULT_MAX_FRAME_BYTES): AsyncGenerator<StreamEvent> {
+  const messages = new MessageDecoder(maxFrameBytes);
   const utf8 = new TextDecoder();
   for await (const bytes of source) {
     for (const message of messages.push(bytes)) {

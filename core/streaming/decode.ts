@@ -2,14 +2,17 @@
 import type { StreamEvent, StreamFormat } from '../dispatch/provider.ts';
 import { decodeAwsEventStream } from './aws-eventstream.ts';
 import { decodeNdjson } from './ndjson.ts';
-import { decodeSse } from './sse.ts';
+import { decodeSse, DEFAULT_MAX_FRAME_BYTES } from './sse.ts';
 
-const decoders: Record<StreamFormat, (source: AsyncIterable<Uint8Array>) => AsyncIterable<StreamEvent>> = {
+type Decoder = (source: AsyncIterable<Uint8Array>, maxFrameBytes: number) => AsyncIterable<StreamEvent>;
+
+const decoders: Record<StreamFormat, Decoder> = {
   sse: decodeSse,
   ndjson: decodeNdjson,
   'aws-eventstream': decodeAwsEventStream,
 };
 
-export function decodeStream(format: StreamFormat, source: AsyncIterable<Uint8Array>): AsyncIterable<StreamEvent> {
-  return decoders[format](source);
+/** A frame (line, event, message) larger than `maxFrameBytes` throws UpstreamTooLargeError as soon as it is. */
+export function decodeStream(format: StreamFormat, source: AsyncIterable<Uint8Array>, maxFrameBytes = DEFAULT_MAX_FRAME_BYTES): AsyncIterable<StreamEvent> {
+  return decoders[format](source, maxFrameBytes);
 }

@@ -3,6 +3,8 @@
  * events into canonical chunks; nothing else parses SSE. Follows the WHATWG event-stream rules: CR, LF and
  * CRLF line ends (a CRLF may be split across reads), `:` comments, multi-line `data`, a leading BOM.
  */
+import { UpstreamTooLargeError } from '../dispatch/upstream-errors.ts';
+
 export interface SseEvent {
   event: string;
   data: string;
@@ -10,14 +12,30 @@ export interface SseEvent {
   retry?: number;
 }
 
-/** Bytes -> lines. Keeps the partial line (and a trailing CR) between reads. */
+/** The default of upstream.maxFrameBytes: far above any event a model streams, far below what hurts memory. */
+export const DEFAULT_MAX_FRAME_BYTES = 8 * 1024 * 1024;
+
+const LF = 10;
+const CR = 13;
+
+/**
+ * Bytes -> lines. Keeps the partial line (and a trailing CR) between reads. A line still open after
+ * `maxLineBytes` bytes throws UpstreamTooLargeError: an upstream that never ends its line must not fill memory.
+ */
 export class LineDecoder {
   // TextDecoder drops a leading BOM and holds a multi-byte character split across reads.
   private readonly text = new TextDecoder('utf-8');
   private pending = '';
   private trailingCarriageReturn = false;
+  /** Bytes since the last line end, counted on the bytes (CR and LF never occur inside a UTF-8 sequence). */
+  private openLineBytes = 0;
+
+  constructor(private readonly maxLineBytes = DEFAULT_MAX_FRAME_BYTES) {}
 
   push(bytes: Uint8Array): string[] {
+    const lastEnd = Math.max(bytes.lastIndexOf(LF), bytes.lastIndexOf(CR));
+    this.openLineBytes = lastEnd === -1 ? this.openLineBytes + bytes.length : bytes.length - lastEnd - 1;
+    if (this.openLineBytes > this.maxLineBytes) throw new UpstreamTooLargeError('stream frame', this.maxLineBytes);
     return this.split(this.text.decode(bytes, { stream: true }));
   }
 
@@ -54,12 +72,15 @@ export class LineDecoder {
   }
 }
 
-/** Lines -> events. */
+/** Lines -> events. An event whose data grows past `maxEventBytes` throws UpstreamTooLargeError. */
 export class EventDecoder {
   private data: string[] = [];
+  private dataBytes = 0;
   private event = '';
   private id: string | undefined;
   private retry: number | undefined;
+
+  constructor(private readonly maxEventBytes = DEFAULT_MAX_FRAME_BYTES) {}
 
   /** Returns the event a blank line completes, if any. */
   line(line: string): SseEvent | null {
@@ -70,7 +91,12 @@ export class EventDecoder {
     let value = colon === -1 ? '' : line.slice(colon + 1);
     if (value.charCodeAt(0) === 32) value = value.slice(1);
     switch (field) {
-      case 'data': this.data.push(value); break;
+      case 'data':
+        // Many short data lines without the blank line that ends the event must not pile up either.
+        this.dataBytes += Buffer.byteLength(value) + 1;
+        if (this.dataBytes > this.maxEventBytes) throw new UpstreamTooLargeError('stream frame', this.maxEventBytes);
+        this.data.push(value);
+        break;
       case 'event': this.event = value; break;
       case 'id': if (!value.includes('\0')) this.id = value; break;
       case 'retry': if (/^\d+$/.test(value)) this.retry = Number(value); break;
@@ -90,15 +116,16 @@ export class EventDecoder {
     if (this.id !== undefined) event.id = this.id;
     if (this.retry !== undefined) event.retry = this.retry;
     this.data = [];
+    this.dataBytes = 0;
     this.event = '';
     return event;
   }
 }
 
 /** Bytes -> events, over any async byte source (an undici body, a Node stream, a test generator). */
-export async function* decodeSse(source: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
-  const lines = new LineDecoder();
-  const events = new EventDecoder();
+export async function* decodeSse(source: AsyncIterable<Uint8Array>, maxFrameBytes = DEFAULT_MAX_FRAME_BYTES): AsyncGenerator<SseEvent> {
+  const lines = new LineDecoder(maxFrameBytes);
+  const events = new EventDecoder(maxFrameBytes);
   for await (const bytes of source) {
     for (const line of lines.push(bytes)) {
       const event = events.line(line);

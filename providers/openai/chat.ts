@@ -7,6 +7,7 @@ import type { BuiltInTool, ChatCompletion, ChatCompletionChunk, ChatCompletionRe
 import type { ChatTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { openaiErrorFromBody } from './errors.ts';
+import { openAiStreamDecoder } from './stream.ts';
 
 /** Gateway-level parameters that are not OpenAI's and must not reach it. */
 const GATEWAY_ONLY = ['reasoning', 'cache_control'] as const;
@@ -93,27 +94,7 @@ export function createOpenAiChat(hooks: OpenAiChatHooks = {}): ChatTranslator {
     streamFormat: 'sse',
 
     streamDecoder(target, request) {
-      return {
-        event(event) {
-          if (event.data === '[DONE]') return { chunks: [], done: true };
-          if (event.data === '') return { chunks: [] };
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(event.data);
-          } catch {
-            throw malformed(target, 'stream event');
-          }
-          const value = parsed as ChatCompletionChunk & { error?: unknown };
-          if (!value || typeof value !== 'object') throw malformed(target, 'stream chunk');
-          if (value.error) throw toError(target, 502, value);
-          if (!Array.isArray(value.choices)) throw malformed(target, 'stream chunk');
-          const chunk = hooks.chunk ? hooks.chunk(value, request) : value;
-          return { chunks: chunk ? [chunk] : [] };
-        },
-        end() {
-          return [];
-        },
-      };
+      return openAiStreamDecoder(target, request, { malformed, error: toError, ...(hooks.chunk ? { chunk: hooks.chunk } : {}) });
     },
   };
 }

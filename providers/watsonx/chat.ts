@@ -6,6 +6,7 @@
 import type { ChatCompletion, ChatCompletionChunk, FinishReason, ToolCall, Usage } from '../../core/canonical/chat.ts';
 import type { ChatTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
+import { ChoiceEndings, cutShort } from '../openai/stream.ts';
 import { watsonxError } from './errors.ts';
 import { watsonxBody, type WatsonxOptions } from './request.ts';
 
@@ -85,11 +86,17 @@ export const watsonxChat: ChatTranslator = {
 
   streamDecoder(target) {
     const calledTools = new Set<number>();
+    // watsonx sends no [DONE]: a stream is whole once every choice has its finish reason (providers/openai/stream.ts).
+    const endings = new ChoiceEndings();
+    let done = false;
     return {
       event(event) {
         const data = event.data.trim();
         if (data === '') return { chunks: [] };
-        if (data === '[DONE]') return { chunks: [], done: true };
+        if (data === '[DONE]') {
+          done = true;
+          return { chunks: [], done: true };
+        }
         let value: WatsonxAnswer;
         try {
           value = JSON.parse(data) as WatsonxAnswer;
@@ -112,12 +119,16 @@ export const watsonxChat: ChatTranslator = {
           }
           return { index, delta, finish_reason: finish(c.finish_reason, calledTools.has(index), target) };
         });
+        endings.see(choices);
         if (choices.length > 0) chunks.push({ ...base, choices });
         const usage = usageOf(value.usage);
         if (usage) chunks.push({ ...base, choices: [], usage });
         return { chunks };
       },
-      end: () => [],
+      end() {
+        if (done || endings.complete) return [];
+        throw cutShort(target, 'every choice had its finish reason');
+      },
     };
   },
 };

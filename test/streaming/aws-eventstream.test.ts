@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { crc32 } from 'node:zlib';
 import type { StreamEvent } from '../../core/dispatch/provider.ts';
+import { UpstreamTooLargeError } from '../../core/dispatch/upstream-errors.ts';
 import { decodeAwsEventStream, encodeEventStreamMessage, EventStreamFramingError, MessageDecoder } from '../../core/streaming/aws-eventstream.ts';
 
 const FOO_BAR = [123, 39, 102, 111, 111, 39, 58, 39, 98, 97, 114, 39, 125]; // {'foo':'bar'}
@@ -132,7 +133,7 @@ describe('AWS event-stream: framing', () => {
     assert.throws(() => new MessageDecoder().push(frame([['cut', 7, [0, 9, 65]]], new Uint8Array(0))), /runs past its block/);
   });
 
-  test('a length that cannot hold the message, or that is absurdly large, is refused', () => {
+  test('a length that cannot hold the message is refused; one past the frame limit is too large, before its bytes come', () => {
     const prelude = (total: number, headers: number) => {
       const out = new Uint8Array(16);
       const view = new DataView(out.buffer);
@@ -143,7 +144,8 @@ describe('AWS event-stream: framing', () => {
     };
     assert.throws(() => new MessageDecoder().push(prelude(15, 0)), /length 15 is invalid/);
     assert.throws(() => new MessageDecoder().push(prelude(20, 8)), /length 20 is invalid/);
-    assert.throws(() => new MessageDecoder().push(prelude(64 * 1024 * 1024, 0)), /is invalid/);
+    assert.throws(() => new MessageDecoder().push(prelude(64 * 1024 * 1024, 0)), (err) => err instanceof UpstreamTooLargeError && err.limitBytes === 8 * 1024 * 1024);
+    assert.throws(() => new MessageDecoder(4096).push(prelude(4097, 0)), (err) => err instanceof UpstreamTooLargeError && err.limitBytes === 4096);
   });
 
   test('several messages in one read', async () => {
