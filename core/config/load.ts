@@ -80,7 +80,7 @@ export async function parseConfig(
   if (!validate(data)) fail(configIssues(validate.errors ?? [], doc));
 
   const config = withImplicitDefault(toConfig(data, { file: source.file, dir }), plugins);
-  fail(semanticIssues(config, providers).map((i) => ({ ...i, ...doc.locate(i.pointer, i.key) })));
+  fail(semanticIssues(config, providers, plugins).map((i) => ({ ...i, ...doc.locate(i.pointer, i.key) })));
   return { config, plugins, providers };
 }
 

@@ -1,6 +1,7 @@
 /** Rules a JSON schema cannot say: references between sections, uniqueness, and every /v1 route behind auth. */
 import { missingPlaceholders } from '../dispatch/base-url.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
+import type { PluginRegistry } from '../pipeline/registry.ts';
 import { parseRange } from '../identity/addresses.ts';
 import { endpointPaths } from '../ingress/endpoints.ts';
 import type { GatewayConfig } from './types.ts';
@@ -17,8 +18,26 @@ export const DEFAULT_PIPELINE = 'default';
 /** Plugins that read gw.caller: listed before auth they would see no caller on any request. */
 const AFTER_AUTH = ['ip-allow', 'budget', 'usage'];
 
-export function semanticIssues(config: GatewayConfig, providers: ProviderRegistry): SemanticIssue[] {
-  return [...serverIssues(config), ...pipelineIssues(config), ...modelIssues(config), ...providerIssues(config, providers)];
+export function semanticIssues(config: GatewayConfig, providers: ProviderRegistry, plugins: PluginRegistry): SemanticIssue[] {
+  return [...serverIssues(config), ...pipelineIssues(config), ...pluginEntryIssues(config, plugins), ...modelIssues(config), ...providerIssues(config, providers)];
+}
+
+/** Each plugin's own rules across its entries (PluginDefinition.checkEntries), which start would otherwise meet in setup. */
+function pluginEntryIssues(config: GatewayConfig, plugins: PluginRegistry): SemanticIssue[] {
+  const entries = new Map<string, Array<{ pointer: string; config: unknown }>>();
+  config.pipelines.forEach((pipeline, i) => pipeline.plugins.forEach((entry, j) => {
+    const list = entries.get(entry.name) ?? [];
+    list.push({ pointer: `/pipelines/${i}/plugins/${j}`, config: entry.config });
+    entries.set(entry.name, list);
+  }));
+  return [...entries].flatMap(([name, list]) => {
+    const check = plugins.get(name)?.checkEntries;
+    if (!check) return [];
+    return check(list.map((e) => e.config as never)).map(({ entry, message }) => ({
+      pointer: list[entry]?.pointer ?? '/pipelines',
+      message: `plugin "${name}": ${message}`,
+    }));
+  });
 }
 
 /** HS256 with a short secret can be brute-forced offline from any token a user holds. */

@@ -41,6 +41,12 @@ export interface PluginDefinition<Config = Record<string, unknown>> {
   /** JSON schema of the entry's config; every property should carry a description. Defaults are applied. */
   configSchema: JsonSchema;
   setup(config: Config, services: PluginServices): GatewayMiddleware | Promise<GatewayMiddleware>;
+  /**
+   * Rules across the plugin's entries (of every pipeline, in file order) that its schema cannot say, such as
+   * entries sharing one instance having to agree. The loader runs it, so `aigw validate` refuses with file:line
+   * what `start` would. Returns the offending entries by their index in `entries`; setup may assume it passed.
+   */
+  checkEntries?(entries: readonly Config[]): Array<{ entry: number; message: string }>;
 }
 
 const NAME = /^[a-z][a-z0-9-]{0,62}$/;
@@ -60,5 +66,6 @@ export function pluginProblems(value: unknown): string[] {
   if (typeof d.description !== 'string' || d.description.length === 0) problems.push(`plugin ${d.name}: description is required`);
   if (!d.configSchema || typeof d.configSchema !== 'object' || d.configSchema.type !== 'object') problems.push(`plugin ${d.name}: configSchema must be a JSON schema of type object`);
   if (typeof d.setup !== 'function') problems.push(`plugin ${d.name}: setup must be a function`);
+  if (d.checkEntries !== undefined && typeof d.checkEntries !== 'function') problems.push(`plugin ${d.name}: checkEntries must be a function`);
   return problems;
 }

@@ -32,13 +32,18 @@ export function usageRecorderFor(services: PluginServices): BufferedRecorder<Usa
   return recorders.get(services)?.recorder;
 }
 
+const recorderSettings = (config: UsagePluginConfig) =>
+  JSON.stringify({ flushIntervalMs: config.flushIntervalMs, batchSize: config.batchSize, maxPending: config.maxPending });
+
+const differing = (settings: string, first: string) =>
+  `every usage entry shares one recorder, and this entry's settings ${settings} differ from the first entry's ${first}`;
+
 function sharedRecorder(config: UsagePluginConfig, services: PluginServices): BufferedRecorder<UsageRecord> {
-  const settings = JSON.stringify({ flushIntervalMs: config.flushIntervalMs, batchSize: config.batchSize, maxPending: config.maxPending });
+  const settings = recorderSettings(config);
   const known = recorders.get(services);
   if (known) {
-    if (known.settings !== settings) {
-      throw new Error(`plugin "usage": every pipeline entry shares one recorder, and this entry's settings ${settings} differ from the first entry's ${known.settings}`);
-    }
+    // checkEntries refuses such a config at load; a config built in code reaches this.
+    if (known.settings !== settings) throw new Error(`plugin "usage": ${differing(settings, known.settings)}`);
     return known.recorder;
   }
   const recorder = new BufferedRecorder<UsageRecord>({
@@ -66,6 +71,13 @@ export default definePlugin<UsagePluginConfig>({
         description: 'Records held in memory (queued plus in flight) at most; when full, new requests wait for room before they are served.',
       },
     },
+  },
+  checkEntries(entries) {
+    const first = entries[0] && recorderSettings(entries[0]);
+    return entries.flatMap((entry, i) => {
+      const settings = recorderSettings(entry);
+      return settings === first ? [] : [{ entry: i, message: differing(settings, first!) }];
+    });
   },
   setup(config, services) {
     const recorder = sharedRecorder(config, services);
