@@ -8,6 +8,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { adminRouter } from './api/admin/index.ts';
 import { healthRouter } from './api/health.ts';
+import { UpgradedSockets } from './api/proxy-upgrade.ts';
 import { buildOpenApiDocument, openApiRouter } from './api/openapi.ts';
 import { BudgetService } from './budget/budgets.ts';
 import type { LoadedConfig } from './config/load.ts';
@@ -162,6 +163,9 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   server.keepAliveTimeout = 65_000;
   server.timeout = idleSocketTimeoutMs;
   connections.attach(server);
+  // WebSocket upgrades go through the app too, so /proxy's plugins admit them (core/api/proxy-upgrade.ts).
+  const upgraded = new UpgradedSockets();
+  server.on('upgrade', upgraded.listener(app.callback()));
 
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= (async () => {
@@ -176,6 +180,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     clearTimeout(timer);
     if (outcome === 'deadline') logger.warn({ inFlight: traffic.inFlight }, 'shutdown deadline reached: closing remaining connections');
     server.closeAllConnections();
+    upgraded.closeAll();
     await runCloseHooks();
     await cleanup();
   })());
