@@ -4,7 +4,8 @@
  * It runs after its route's plugins like every data-plane route: pipelines.yaml names it `/proxy`, and it needs
  * the `proxy` capability. Bodies stream both ways and are never held: the request body goes upstream as it
  * arrives (counted against server.proxyBodyLimitBytes), the answer goes back as it arrives, status, headers and
- * body verbatim, with X-Provider added.
+ * body verbatim, with X-Provider added. A GET that asks for a WebSocket upgrade is admitted the same way and then
+ * proxied to the provider's WebSocket API (core/api/proxy-upgrade.ts, core/dispatch/passthrough-ws.ts).
  */
 import type { JsonSchema } from '../config/schema.ts';
 import {
@@ -12,6 +13,8 @@ import {
   upstreamRequestPath, withCredential, type PassthroughEntry,
 } from '../dispatch/passthrough.ts';
 import { joinUnderBase } from '../dispatch/passthrough-path.ts';
+import { Answered, isWebSocketUpgrade, proxyWebSocket } from '../dispatch/passthrough-ws.ts';
+import { upgradeOf } from './proxy-upgrade.ts';
 import type { UpstreamMethod } from '../dispatch/provider.ts';
 import { GatewayError } from '../errors.ts';
 import type { LocalEndpoint, LocalEndpointDeps } from '../ingress/endpoint.ts';
@@ -58,6 +61,25 @@ function passthroughHandler(deps: LocalEndpointDeps): GatewayMiddleware {
       throw new GatewayError('NOT_FOUND', `No provider "${slug}" is configured and enabled for the passthrough`, { provider: slug });
     }
     const target = joinUnderBase(entry.target.baseUrl, match[2]!);
+    const upgrade = upgradeOf(ctx.req);
+    if (upgrade) {
+      if (!isWebSocketUpgrade(ctx.req)) {
+        throw new GatewayError('VALIDATION_ERROR', 'The passthrough upgrades GET requests to WebSocket only', [{ path: 'headers.upgrade', message: 'only "websocket" is supported' }]);
+      }
+      ctx.set('X-Provider', entry.target.slug);
+      const headers = withCredential(entry, forwardedHeaders(ctx.req.headers, gw.requestId));
+      let status: number;
+      try {
+        status = await proxyWebSocket(deps, entry, target, headers, ctx.req, upgrade, gw.signal);
+      } catch (err) {
+        if (!(err instanceof Answered)) throw err;
+        status = err.status;
+      }
+      // The socket belongs to the upstream connection now (or holds its answer): Koa writes nothing more.
+      ctx.respond = false;
+      ctx.status = status;
+      return;
+    }
     const body = declaredBody(ctx.req.headers);
     if (body.length !== undefined && body.length > limitBytes) {
       // Refused before a byte is read or sent upstream; the unread rest is not worth reading.
@@ -129,7 +151,7 @@ export const proxyEndpoints: readonly LocalEndpoint[] = PROXY_METHODS.map((metho
   routePattern: '/proxy/:provider/*path',
   capability: 'proxy',
   summary: 'Passthrough to a provider\'s native API: forwards the method, path, query and body to the provider\'s base URL with the gateway\'s credential.',
-  description: 'Any answer of the provider, error statuses included, is passed through verbatim. The gateway\'s own errors use the canonical envelope: 404 NOT_FOUND for a provider that is not configured and enabled, 400 VALIDATION_ERROR for a path that could leave the provider\'s base path (a backslash, a dot segment in any encoding, NUL), 413 PAYLOAD_TOO_LARGE over server.proxyBodyLimitBytes, 502 UPSTREAM_ERROR when the provider cannot be reached, 503 UPSTREAM_UNAVAILABLE while its circuit breaker is open, 504 UPSTREAM_TIMEOUT. The caller\'s Authorization, x-api-key and Cookie headers are never forwarded. HEAD is forwarded through the GET route.',
+  description: 'Any answer of the provider, error statuses included, is passed through verbatim. The gateway\'s own errors use the canonical envelope: 404 NOT_FOUND for a provider that is not configured and enabled, 400 VALIDATION_ERROR for a path that could leave the provider\'s base path (a backslash, a dot segment in any encoding, NUL), 413 PAYLOAD_TOO_LARGE over server.proxyBodyLimitBytes, 502 UPSTREAM_ERROR when the provider cannot be reached, 503 UPSTREAM_UNAVAILABLE while its circuit breaker is open, 504 UPSTREAM_TIMEOUT. The caller\'s Authorization, x-api-key and Cookie headers are never forwarded. HEAD is forwarded through the GET route. A GET with Upgrade: websocket is admitted by the same plugins, then upgraded to the provider\'s WebSocket API at the same joined URL.',
   errorEnvelope: 'canonical',
   rawBody: method !== 'GET',
   responses: {

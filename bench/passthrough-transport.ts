@@ -1,0 +1,89 @@
+/**
+ * The passthrough's upstream half on two transports, for bench/passthrough-transports.ts: the gateway's own
+ * (UpstreamClient, undici) and http-proxy-3 1.x (node:http with a keep-alive agent). Both do the same work per
+ * request: the path join, the header rules, the credential, the body counter, X-Provider. Only the transport
+ * differs, so the comparison measures it and nothing else (the gateway's routing and plugins cost both the same).
+ * Run as a process: `TRANSPORT=undici|http-proxy-3 UPSTREAM=http://127.0.0.1:N node --import tsx
+ * bench/passthrough-transport.ts` prints `{"port": N}`.
+ */
+import { Agent as HttpAgent, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createProxyServer } from 'http-proxy-3';
+import { parseConfig } from '../core/config/load.ts';
+import { answerHeaders, BodyLimit, forwardedHeaders } from '../core/dispatch/passthrough.ts';
+import { joinUnderBase } from '../core/dispatch/passthrough-path.ts';
+import { UpstreamClient } from '../core/dispatch/upstream.ts';
+
+export type Transport = 'undici' | 'http-proxy-3';
+
+const PREFIX = '/proxy/openai';
+const LIMIT_BYTES = 50 * 1024 * 1024;
+const CONNECTIONS = 128;
+
+function prepare(req: IncomingMessage, baseUrl: string) {
+  const target = joinUnderBase(baseUrl, (req.url ?? '/').slice(PREFIX.length) || '/');
+  const headers = forwardedHeaders(req.headers, 'bench-request');
+  headers.authorization = 'Bearer sk-bench-upstream';
+  const hasBody = req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0';
+  const body = hasBody ? req.pipe(new BodyLimit(LIMIT_BYTES, '/proxy')) : null;
+  return { target, headers, body };
+}
+
+function fail(res: ServerResponse, err: Error): void {
+  if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ error: { code: 'UPSTREAM_ERROR', message: err.message } }));
+}
+
+async function undiciHandler(baseUrl: string) {
+  // The gateway's defaults for every upstream setting, but the same pool size as the other transport.
+  const { config } = await parseConfig('{}', { file: join(tmpdir(), 'bench-passthrough.yaml'), env: {} });
+  const client = new UpstreamClient({ ...config.upstream, connectionsPerOrigin: CONNECTIONS });
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const { target, headers, body } = prepare(req, baseUrl);
+    const controller = new AbortController();
+    res.once('close', () => controller.abort());
+    client.send(baseUrl, { method: req.method as 'POST', path: target.relative ?? `${target.origin}${target.path}`, headers }, controller.signal, body ?? undefined)
+      .then((response) => {
+        res.writeHead(response.statusCode, { ...answerHeaders(response.headers), 'x-provider': 'openai' });
+        response.body.pipe(res);
+      }, (err: Error) => fail(res, err));
+  };
+}
+
+function httpProxyHandler(baseUrl: string) {
+  const agent = new HttpAgent({ keepAlive: true, maxSockets: CONNECTIONS, timeout: 60_000 });
+  const proxy = createProxyServer({ agent, ignorePath: true, proxyTimeout: 60_000 });
+  proxy.on('proxyRes', (_proxyRes, _req, res) => {
+    (res as ServerResponse).setHeader('x-provider', 'openai');
+  });
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const { target, headers, body } = prepare(req, baseUrl);
+    // http-proxy-3 starts from the incoming headers: the filtered set replaces them.
+    req.headers = headers;
+    proxy.web(req, res, { target: new URL(`${target.origin}${target.path}`), ...(body ? { buffer: body } : {}) }, (err) => fail(res, err as Error));
+  };
+}
+
+export async function startTransport(transport: Transport, upstream: string, port = 0): Promise<{ url: string; close(): Promise<void> }> {
+  const baseUrl = `${upstream}/v1`;
+  const handler = transport === 'undici' ? await undiciHandler(baseUrl) : httpProxyHandler(baseUrl);
+  const server = createServer(handler);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const transport = (process.env.TRANSPORT ?? 'undici') as Transport;
+  const server = await startTransport(transport, process.env.UPSTREAM ?? 'http://127.0.0.1:1', Number(process.env.PORT ?? 0));
+  process.stdout.write(`${JSON.stringify({ port: Number(new URL(server.url).port) })}\n`);
+  process.on('SIGTERM', () => void server.close().then(() => process.exit(0)));
+}
