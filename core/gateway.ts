@@ -70,6 +70,10 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
       'the data folder is open to other users: run chmod -R go-rwx on it (new files are created owner-only)',
     ),
     onCloseError: (err) => logger.error({ err }, 'closing a store failed'),
+    onStall: (store, stalled, timeoutMs) => {
+      if (stalled) logger.warn({ store, timeoutMs }, `the ${store} answered nothing for ${timeoutMs} ms: its calls fail at once, one probing it per deadline, until it answers`);
+      else logger.info({ store }, `the ${store} answers again`);
+    },
   });
   cleanups.push(() => stores.close());
   const { db, kv, lock } = stores;
@@ -128,7 +132,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     openApiRouter(buildOpenApiDocument(endpoints, VERSION)),
     adminRouter({
       ...identity,
-      budgets: new BudgetService(db, kv, () => clock.now(), config.auth.keyCacheTtlMs),
+      budgets: new BudgetService(db, kv, () => clock.now(), config.auth.keyCacheTtlMs, logger),
       credentials: {
         adminToken: config.auth.adminToken,
         controlToken: lock?.controlToken,

@@ -1,13 +1,17 @@
 /**
  * Budgets: the admin side (create, list, fetch with spend, change the limit, delete; every write audited in its
  * transaction) and the request side (the budgets that apply to a caller, read through the KV so that an admin
- * write holds at once on every instance sharing it: each write deletes the cached list of its scope).
+ * write holds at once on every instance sharing it: each write deletes the cached list of its scope). Which
+ * budgets apply never depends on the KV alone: when it fails the database answers, so that a caller without any
+ * budget is served through a KV outage whatever the budget plugin's onStoreError.
  */
 import { randomUUID } from 'node:crypto';
 import { listPage, type Page, type PageRequest } from '../api/pagination.ts';
 import { GatewayError, validationError } from '../errors.ts';
 import { recordAdminWrite, type AdminScope } from '../identity/audit.ts';
+import { IdentityCache } from '../identity/cache.ts';
 import { requireMembership, tenantInScope, visible } from '../identity/directory.ts';
+import type { Logger } from '../logger.ts';
 import type { Caller } from '../pipeline/context.ts';
 import type { Database, Queryable } from '../store/database.ts';
 import type { KV } from '../store/kv.ts';
@@ -78,14 +82,23 @@ const single = (value: string | string[] | undefined) => (Array.isArray(value) ?
 
 export class BudgetService {
   readonly ledger: BudgetLedger;
+  private readonly cache: IdentityCache;
 
-  constructor(private readonly db: Database, private readonly kv: KV, private readonly now: () => number, private readonly cacheTtlMs: number) {
+  constructor(
+    private readonly db: Database,
+    kv: KV,
+    private readonly now: () => number,
+    private readonly cacheTtlMs: number,
+    logger?: Logger,
+  ) {
     this.ledger = new BudgetLedger(db, kv);
+    this.cache = new IdentityCache(kv, logger, Date.now, 'the KV is unreachable: which budgets apply is read from the database until it answers');
   }
 
   /**
    * Every budget that applies to a caller: its tenant's, its organization's, its department's, its key's. The
-   * cached lists are read in one KV call; a scope missing from the cache is read from the database.
+   * cached lists are read in one KV call; a scope missing from the cache is read from the database, and so is
+   * every scope when the KV fails.
    */
   async applicable(caller: CallerScope): Promise<ApplicableBudget[]> {
     const scopes: Array<[BudgetScope, string | null]> = [['deployment', null]];
@@ -93,19 +106,21 @@ export class BudgetService {
     if (caller.departmentId) scopes.push(['department', caller.departmentId]);
     if (caller.kind === 'api_key') scopes.push(['key', caller.id]);
     const keys = scopes.map(([scope, id]) => listKey(caller.tenantId, scope, id));
-    const cached = await this.kv.mget(keys);
+    const cached = await this.cache.mget(keys);
     const lists = await Promise.all(scopes.map(([scope, id], i) => {
-      const hit = cached[i];
-      return hit == null ? this.load(caller.tenantId, scope, id, keys[i]!) : (JSON.parse(hit) as ApplicableBudget[]);
+      const hit = cached?.[i];
+      // Not cached: read and cache it. The KV failed: read it, and leave the KV alone until it answers.
+      if (hit == null) return this.load(caller.tenantId, scope, id, cached ? keys[i] : undefined);
+      return JSON.parse(hit) as ApplicableBudget[];
     }));
     return lists.flat();
   }
 
-  private async load(tenantId: string, scope: BudgetScope, scopeId: string | null, key: string): Promise<ApplicableBudget[]> {
+  private async load(tenantId: string, scope: BudgetScope, scopeId: string | null, cacheKey: string | undefined): Promise<ApplicableBudget[]> {
     const rows = await this.db.query<BudgetRow>(
       "SELECT * FROM budgets WHERE tenant_id = $1 AND scope = $2 AND COALESCE(scope_id, '') = $3", [tenantId, scope, scopeId ?? '']);
     const budgets = rows.map(toApplicable).sort((a, b) => BUDGET_PERIODS.indexOf(a.period) - BUDGET_PERIODS.indexOf(b.period));
-    await this.kv.set(key, JSON.stringify(budgets), this.cacheTtlMs);
+    if (cacheKey) await this.cache.set(cacheKey, JSON.stringify(budgets), this.cacheTtlMs);
     return budgets;
   }
 
@@ -147,7 +162,7 @@ export class BudgetService {
       });
       return inserted;
     });
-    await this.kv.del(listKey(row.tenant_id, row.scope, row.scope_id));
+    await this.cache.invalidate(listKey(row.tenant_id, row.scope, row.scope_id), `Budget ${id}`);
     return toRecord(row);
   }
 
@@ -211,7 +226,7 @@ export class BudgetService {
       });
       return updated!;
     });
-    await this.kv.del(listKey(row.tenant_id, row.scope, row.scope_id));
+    await this.cache.invalidate(listKey(row.tenant_id, row.scope, row.scope_id), `The new limit of ${id}`);
     return this.status(toRecord(row));
   }
 
@@ -226,7 +241,7 @@ export class BudgetService {
       });
       return current;
     });
-    await this.kv.del(listKey(row.tenant_id, row.scope, row.scope_id));
+    await this.cache.invalidate(listKey(row.tenant_id, row.scope, row.scope_id), `The deletion of ${id}`);
     await this.ledger.forget(toApplicable(row), this.now());
     return { id, object: 'budget', deleted: true };
   }

@@ -11,7 +11,8 @@
  * start from zero.
  */
 import type { Queryable } from '../store/database.ts';
-import type { KV } from '../store/kv.ts';
+import { StoreUnavailableError } from '../store/deadline.ts';
+import type { CountersOutcome, KV } from '../store/kv.ts';
 import { counterTtlMs, periodStart, type BudgetPeriod, type BudgetScope } from './periods.ts';
 
 /** A budget as requests see it. */
@@ -108,9 +109,15 @@ export class BudgetLedger {
     const sorted = [...budgets].sort(reservationOrder);
     const counters = sorted.map((budget) => this.counter(budget, now));
     const adds = counters.map((counter, i) => ({ key: counter.key, amount: micros, ceiling: sorted[i]!.limitMicros }));
+    const reservation: Reservation = { micros, keys: counters.map((c) => c.key) };
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.kv.countersAdd(adds);
-      if (outcome.status === 'applied') return { ok: true, reservation: { micros, keys: counters.map((c) => c.key) } };
+      const outcome = await this.kv.countersAdd(adds).catch((err: unknown) => {
+        // Past its deadline the call may still run once the KV wakes: what it reserved then is reported as this
+        // reservation's late outcome (lateOutcome), for the caller to give back.
+        if (!(err instanceof StoreUnavailableError)) throw err;
+        throw err.mapLate((late: CountersOutcome): ReserveOutcome | undefined => (late.status === 'applied' ? { ok: true, reservation } : undefined));
+      });
+      if (outcome.status === 'applied') return { ok: true, reservation };
       if (outcome.status === 'refused') return { ok: false, budget: sorted[outcome.index]!, spentMicros: outcome.value };
       // A counter that expires between its rebuild and the next call (a period ending) makes another round.
       if (attempt === MAX_REBUILDS) throw new Error(`budget counters keep vanishing: ${outcome.missing.map((i) => counters[i]!.key).join(', ')}`);

@@ -51,6 +51,14 @@ const storageSchema: JsonSchema = {
     databaseUrl: { type: 'string', description: 'Postgres connection string (default: $DATABASE_URL). Empty means embedded.' },
     redisUrl: { type: 'string', description: 'Redis connection string (default: $REDIS_URL). Empty means in-process memory.' },
     kvPrefix: { type: 'string', minLength: 1, maxLength: 100, description: 'Prepended to every KV key (default "aigw:"), so that deployments or test runs sharing one Redis never collide.' },
+    kvTimeoutMs: {
+      type: 'integer', minimum: 1, maximum: 60000, default: 500,
+      description: 'Deadline of every KV call. A call past it fails as a store error (authentication falls back to the database; ratelimit and budget apply their onStoreError); when nothing has answered for a whole deadline the KV counts as stalled and calls fail at once, one probing it per deadline, until it answers.',
+    },
+    databaseTimeoutMs: {
+      type: 'integer', minimum: 1, maximum: 600000, default: 5000,
+      description: 'Deadline of every database call made while serving (a transaction counts as one call; migrations at start are not bounded). Past it the request gets 503 STORE_UNAVAILABLE; stalls are handled as for the KV. A write that timed out may still be saved once the database answers.',
+    },
   },
 };
 

@@ -23,6 +23,10 @@ export interface StorageConfig {
   redisUrl?: string;
   /** Prepended to every KV key; absent: "aigw:". */
   kvPrefix?: string;
+  /** Deadline of every KV call (core/store/deadline.ts). */
+  kvTimeoutMs: number;
+  /** Deadline of every database call made while serving; a transaction is one call. */
+  databaseTimeoutMs: number;
 }
 
 export interface JwtConfig {

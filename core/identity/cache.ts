@@ -1,7 +1,9 @@
 /**
  * The identity caches over the KV, resilient to the KV: a read that fails is a miss (the database answers),
  * a write that fails is skipped. Authentication keeps working through a Redis outage, at the cost of a database
- * round trip per request; it logs that (once a minute at most) and counts the failures.
+ * round trip per request; it logs that (once a minute at most) and counts the failures. A KV that does not answer
+ * fails by its deadline (storage.kvTimeoutMs), so a frozen Redis costs at most that, then nothing while it stays
+ * stalled (core/store/deadline.ts). The budget lists use the same cache.
  */
 import { GatewayError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -14,12 +16,28 @@ export class IdentityCache {
   failures = 0;
   private lastLog = 0;
 
-  constructor(private readonly kv: KV, private readonly logger: Logger | undefined, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly kv: KV,
+    private readonly logger: Logger | undefined,
+    private readonly now: () => number = Date.now,
+    /** Logged (warn) when the KV fails, at most once a minute. */
+    private readonly outage = 'the KV is unreachable: identity lookups go to the database until it answers',
+  ) {}
 
   /** The cached value, null when absent, undefined when the KV could not be read. */
   async get(key: string): Promise<string | null | undefined> {
     try {
       return await this.kv.get(key);
+    } catch (err) {
+      this.failed(err);
+      return undefined;
+    }
+  }
+
+  /** Several cached values in one round trip; undefined when the KV could not be read. */
+  async mget(keys: readonly string[]): Promise<Array<string | null> | undefined> {
+    try {
+      return await this.kv.mget(keys);
     } catch (err) {
       this.failed(err);
       return undefined;
@@ -43,6 +61,8 @@ export class IdentityCache {
       await this.kv.del(key);
     } catch (err) {
       this.failed(err);
+      // Every such miss is logged, not only the first of a minute: each leaves an entry that may be stale elsewhere.
+      this.logger?.warn({ err: (err as Error)?.message ?? String(err) }, `${what} is saved, but its cached copy could not be dropped from the KV`);
       throw new GatewayError('STORE_UNAVAILABLE', `${what} is saved, but the KV could not drop its cached copy: other instances may go on using the old one until it expires. Repeat the request once the KV answers.`);
     }
   }
@@ -60,6 +80,6 @@ export class IdentityCache {
     this.failures++;
     if (this.now() - this.lastLog < LOG_EVERY_MS) return;
     this.lastLog = this.now();
-    this.logger?.warn({ err, failures: this.failures }, 'the KV is unreachable: identity lookups go to the database until it answers');
+    this.logger?.warn({ err, failures: this.failures }, this.outage);
   }
 }

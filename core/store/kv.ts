@@ -99,13 +99,18 @@ export interface KvOptions {
   redisUrl?: string;
   /** Prepended to every key, so that deployments (and test runs) sharing a Redis never collide. */
   prefix?: string;
+  /** storage.kvTimeoutMs: Redis's client-side timeouts are set from it (redis-kv.ts). */
+  timeoutMs?: number;
 }
+
+/** The default of storage.kvTimeoutMs. */
+export const DEFAULT_KV_TIMEOUT_MS = 500;
 
 export async function openKv(options: KvOptions): Promise<KV> {
   const prefix = options.prefix ?? 'aigw:';
   if (options.redisUrl) {
     const { RedisKv } = await import('./redis-kv.ts');
-    return RedisKv.open(options.redisUrl, prefix);
+    return RedisKv.open(options.redisUrl, { prefix, timeoutMs: options.timeoutMs ?? DEFAULT_KV_TIMEOUT_MS });
   }
   const { MemoryKv } = await import('./memory-kv.ts');
   return new MemoryKv();

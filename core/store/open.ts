@@ -3,9 +3,11 @@
  * when asked, and the KV. `close()` releases all of it, in reverse order; a failure half way releases what opened.
  */
 import type { GatewayConfig } from '../config/types.ts';
+import { BoundedDatabase, BoundedKv } from './bounded.ts';
 import { DataDirLock } from './data-dir-lock.ts';
 import { looseDataDirModes, type LooseModes } from './data-dir-modes.ts';
 import { openDatabase, type Database } from './database.ts';
+import { StoreDeadline, type StoreName } from './deadline.ts';
 import { openKv, type KV } from './kv.ts';
 import { migrate } from './migrate.ts';
 
@@ -26,6 +28,8 @@ export interface OpenStoresOptions {
   /** The embedded database's existing folder lets group or others in (checked before it is opened). */
   onLooseDataDir?: (dataDir: string, modes: LooseModes) => void;
   onCloseError?: (err: unknown) => void;
+  /** A store stopped answering within its deadline (stalled: true), or answers again (false). */
+  onStall?: (store: StoreName, stalled: boolean, timeoutMs: number) => void;
 }
 
 export async function openStores(config: GatewayConfig, options: OpenStoresOptions): Promise<Stores> {
@@ -50,9 +54,18 @@ export async function openStores(config: GatewayConfig, options: OpenStoresOptio
     closers.push(() => db.close());
     if (options.migrate) await migrate(db);
     const kvPrefix = options.kvPrefix ?? storage.kvPrefix;
-    const kv = await openKv({ redisUrl: storage.redisUrl, ...(kvPrefix ? { prefix: kvPrefix } : {}) });
+    const kv = await openKv({ redisUrl: storage.redisUrl, timeoutMs: storage.kvTimeoutMs, ...(kvPrefix ? { prefix: kvPrefix } : {}) });
     closers.push(() => kv.close());
-    return { db, kv, lock, close };
+    // Opening and migrating are not bounded (a start waits for its stores); every call made after is.
+    const onStall = options.onStall;
+    const deadline = (store: StoreName, timeoutMs: number) =>
+      new StoreDeadline(store, timeoutMs, onStall ? { onStall: (name, stalled) => onStall(name, stalled, timeoutMs) } : {});
+    return {
+      db: new BoundedDatabase(db, deadline('database', storage.databaseTimeoutMs)),
+      kv: new BoundedKv(kv, deadline('kv', storage.kvTimeoutMs)),
+      lock,
+      close,
+    };
   } catch (err) {
     await close();
     throw err;

@@ -1,26 +1,77 @@
-import { Redis } from 'ioredis';
+import { Redis, ReplyError } from 'ioredis';
+import { StoreUnavailableError } from './deadline.ts';
 import { bucketMs, type CounterAdd, type CountersOutcome, type KV, type WindowCheck, type WindowsAdmission, type WindowSettlement } from './kv.ts';
 import { COUNTERS_ADD, INCR_WITH_TTL, WINDOWS_ADMIT, WINDOWS_SETTLE } from './redis-scripts.ts';
 
 type Script = (...args: Array<string | number>) => Promise<unknown>;
+
+/**
+ * How long past the gateway's own deadline (storage.kvTimeoutMs) ioredis still waits for an answer. A caller has
+ * given up by then, but a late answer lets it undo what the command did (a reservation given back); past this
+ * window ioredis drops the command, which bounds what a long freeze holds in memory.
+ */
+const LATE_ANSWER_MS = 10_000;
+
+export interface RedisKvOptions {
+  prefix: string;
+  /** storage.kvTimeoutMs: the deadline the gateway applies to each call (core/store/bounded.ts). */
+  timeoutMs: number;
+}
+
+const CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * Connected and answering. connectTimeout covers the TCP connection only: a frozen Redis accepts it (the kernel
+ * does) and never answers the ready check, which would hold the start for as long as the freeze lasts.
+ */
+async function ready(redis: Redis): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      redis.connect(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`Redis did not answer within ${CONNECT_TIMEOUT_MS} ms of connecting`)), CONNECT_TIMEOUT_MS);
+      }),
+    ]);
+  } catch (err) {
+    redis.disconnect();
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Redis's own refusals (a script's error) are answers; anything else means Redis was not reached. */
+function unreachable(err: unknown): never {
+  if (err instanceof ReplyError) throw err;
+  const failure = new StoreUnavailableError('kv', 'The KV could not be reached');
+  throw Object.assign(failure, { cause: err });
+}
 
 export class RedisKv implements KV {
   readonly kind = 'redis' as const;
 
   private constructor(private readonly redis: Redis, private readonly prefix: string) {}
 
-  static async open(url: string, prefix: string): Promise<RedisKv> {
+  static async open(url: string, { prefix, timeoutMs }: RedisKvOptions): Promise<RedisKv> {
     const redis = new Redis(url, {
       lazyConnect: true,
-      // Fail fast while Redis is away instead of queueing requests without bound; ioredis reconnects by itself.
+      // While disconnected, a command fails at once instead of waiting in a queue for a Redis that may be gone
+      // for minutes; ioredis reconnects by itself (retryStrategy) and the next request uses the new connection.
       enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 5000,
+      // A command in flight when the connection drops fails then (0: no reconnection is waited for) and is never
+      // sent again: Redis may have run it already, and a reservation run twice would count twice.
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      // A connected Redis that stops answering (frozen, overloaded) keeps its socket: only a timeout ends the wait.
+      // The gateway's deadline fires first; this one frees the command.
+      commandTimeout: timeoutMs + LATE_ANSWER_MS,
+      connectTimeout: CONNECT_TIMEOUT_MS,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     });
     // Connection errors surface on the commands that fail and in /readyz; an unhandled 'error' event would crash.
     redis.on('error', () => {});
-    await redis.connect();
+    await ready(redis);
     redis.defineCommand('aigwIncrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL });
     // Without numberOfKeys the key count is the first argument: these scripts take a key or two per window or counter.
     redis.defineCommand('aigwWindowsAdmit', { lua: WINDOWS_ADMIT });
@@ -30,31 +81,31 @@ export class RedisKv implements KV {
   }
 
   async get(key: string): Promise<string | null> {
-    return this.redis.get(this.prefix + key);
+    return this.redis.get(this.prefix + key).catch(unreachable);
   }
 
   async mget(keys: readonly string[]): Promise<Array<string | null>> {
     if (keys.length === 0) return [];
-    return this.redis.mget(keys.map((key) => this.prefix + key));
+    return this.redis.mget(keys.map((key) => this.prefix + key)).catch(unreachable);
   }
 
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
-    if (ttlMs) await this.redis.set(this.prefix + key, value, 'PX', ttlMs);
-    else await this.redis.set(this.prefix + key, value);
+    if (ttlMs) await this.redis.set(this.prefix + key, value, 'PX', ttlMs).catch(unreachable);
+    else await this.redis.set(this.prefix + key, value).catch(unreachable);
   }
 
   async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.set(this.prefix + key, value, 'PX', ttlMs, 'NX')) === 'OK';
+    return (await this.redis.set(this.prefix + key, value, 'PX', ttlMs, 'NX').catch(unreachable)) === 'OK';
   }
 
   async del(key: string): Promise<void> {
-    await this.redis.del(this.prefix + key);
+    await this.redis.del(this.prefix + key).catch(unreachable);
   }
 
   /** A script defined at open; ioredis sends EVALSHA and falls back to EVAL when Redis has lost the script. */
   private script(name: string): Script {
     const command = (this.redis as unknown as Record<string, Script>)[name]!;
-    return (...args) => command.apply(this.redis, args);
+    return (...args) => command.apply(this.redis, args).catch(unreachable);
   }
 
   async incrBy(key: string, by: number, ttlMs?: number): Promise<number> {
@@ -89,7 +140,7 @@ export class RedisKv implements KV {
   }
 
   async ping(): Promise<void> {
-    await this.redis.ping();
+    await this.redis.ping().catch(unreachable);
   }
 
   async close(): Promise<void> {

@@ -12,6 +12,7 @@ import { GatewayError } from '../../core/errors.ts';
 import type { StreamOutcome } from '../../core/pipeline/context.ts';
 import { definePlugin } from '../../core/pipeline/plugin.ts';
 import { StoreGuard } from '../../core/pipeline/store-guard.ts';
+import { lateOutcome } from '../../core/store/deadline.ts';
 import { costMicros, estimateMicros, modelPrice } from './cost.ts';
 
 interface BudgetPluginConfig {
@@ -69,7 +70,7 @@ export default definePlugin<BudgetPluginConfig>({
   description: 'USD budgets per deployment, organization, department and API key (daily, monthly or total): requests reserve their estimated cost and settle to the real one; 402 BUDGET_EXCEEDED.',
   configSchema,
   setup(config, services) {
-    const budgets = new BudgetService(services.db, services.kv, () => services.clock.now(), services.config.auth.keyCacheTtlMs);
+    const budgets = new BudgetService(services.db, services.kv, () => services.clock.now(), services.config.auth.keyCacheTtlMs, services.logger);
     const guard = new StoreGuard({
       plugin: 'budget', timeoutMs: config.storeTimeoutMs, mode: config.onStoreError, logger: services.logger,
       messages: {
@@ -90,6 +91,7 @@ export default definePlugin<BudgetPluginConfig>({
       const caller = gw.caller;
       if (!caller) throw new GatewayError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <API key>');
       // Which budgets apply needs only the caller: a caller without any is let through before its body is read.
+      // The list comes from the database when the KV fails, so only a database failure lands in this catch.
       let applicable: ApplicableBudget[];
       try {
         applicable = await guard.run('budgets', () => budgets.applicable(caller));
@@ -125,11 +127,12 @@ export default definePlugin<BudgetPluginConfig>({
         if (!outcome.ok) throw exceeded(outcome.budget, outcome.spentMicros, estimate);
         reservation = outcome.reservation;
       } catch (err) {
-        if (err instanceof GatewayError) throw err;
+        // The refusal of the budget itself; a store that failed (STORE_UNAVAILABLE included) is onStoreError's.
+        if (err instanceof GatewayError && err.code !== 'STORE_UNAVAILABLE') throw err;
         // Timed out: should the reservation still complete, a refused request gives it back; a request let
         // through (open) keeps it as its charge.
         if (closed) {
-          void reserving.then((late) => (late.ok ? guard.quiet('give back', () => budgets.ledger.settle(late.reservation, 0)) : undefined), () => {});
+          void lateOutcome(reserving).then((late) => (late?.ok ? guard.quiet('give back', () => budgets.ledger.settle(late.reservation, 0)) : undefined));
           throw storeUnavailable();
         }
         return next();

@@ -7,6 +7,7 @@ import { GatewayError } from '../../core/errors.ts';
 import type { KV, WindowsAdmission } from '../../core/store/kv.ts';
 import type { PlannedWindow } from './plan.ts';
 import type { StoreGuard } from '../../core/pipeline/store-guard.ts';
+import { lateOutcome } from '../../core/store/deadline.ts';
 import { TokenReservation } from './tokens.ts';
 
 interface CostedWindow extends PlannedWindow {
@@ -46,8 +47,9 @@ export async function admitAll(kv: KV, guard: StoreGuard, planned: readonly Plan
     result = await guard.run('windowsAdmit', () => admitting);
   } catch {
     if (!closed) return { admitted: [], storeFailed: true };
-    // A call that timed out may still complete: what it admitted is then given back.
-    void admitting.then((late) => (late.admitted ? settleAll(kv, guard, admittedWindows(windows, late), 0) : undefined), () => {});
+    // A call that timed out may still complete (at the store's deadline or the guard's): what it admitted is then
+    // given back.
+    void lateOutcome(admitting).then((late) => (late?.admitted ? settleAll(kv, guard, admittedWindows(windows, late), 0) : undefined));
     throw new GatewayError('STORE_UNAVAILABLE', 'Rate limiting is unavailable: the shared store did not answer', { plugin: 'ratelimit' }, { 'Retry-After': '1' });
   }
   if (!result.admitted) {
