@@ -1,14 +1,28 @@
 import pg from 'pg';
 import type { Database, DatabaseOptions, Queryable, Row } from './database.ts';
+import { StoreUnavailableError } from './deadline.ts';
+
+/** SQLSTATE classes that mean the server was not there to answer: connection exceptions, resources, shutdown. */
+const NOT_ANSWERED = /^(08|53|57P0)/;
+
+/**
+ * Postgres refusing a statement (a DatabaseError with its SQLSTATE) is an answer and passes as it is; anything
+ * else (refused, reset, terminated, no connection in time, the server shutting down) means the database was not
+ * reached: 503 STORE_UNAVAILABLE, without the server's address in the message.
+ */
+function unreached(err: unknown): never {
+  if (err instanceof pg.DatabaseError && !NOT_ANSWERED.test(err.code ?? '')) throw err;
+  throw Object.assign(new StoreUnavailableError('database', 'The database could not be reached'), { cause: err });
+}
 
 function wrap(client: pg.Pool | pg.PoolClient): Queryable {
   return {
     async query<T>(sql: string, params?: unknown[]) {
-      const result = await client.query(sql, params as unknown[] | undefined);
+      const result = await client.query(sql, params as unknown[] | undefined).catch(unreached);
       return result.rows as T[];
     },
     async exec(sql: string) {
-      await client.query(sql);
+      await client.query(sql).catch(unreached);
     },
   };
 }
@@ -17,12 +31,14 @@ function wrap(client: pg.Pool | pg.PoolClient): Queryable {
 // index), so instances starting together take turns under one transaction-scoped advisory lock.
 const BOOTSTRAP_LOCK = 7_263_000;
 
-async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+/** `serving`: failures to reach the server become STORE_UNAVAILABLE; at open they stay as they are, for the operator. */
+async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, serving = true): Promise<T> {
+  const reached = serving ? unreached : (err: unknown): never => { throw err; };
+  const client = await pool.connect().catch(reached);
   try {
-    await client.query('BEGIN');
+    await client.query('BEGIN').catch(reached);
     const result = await fn(client);
-    await client.query('COMMIT');
+    await client.query('COMMIT').catch(reached);
     return result;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
@@ -79,7 +95,7 @@ export class PostgresDatabase implements Database {
           hasVector = false;
           options.onNoVector?.((err as Error).message);
         }
-      });
+      }, false);
     } catch (err) {
       await pool.end().catch(() => {});
       throw err;
@@ -100,7 +116,7 @@ export class PostgresDatabase implements Database {
   }
 
   async ping(): Promise<void> {
-    await this.pool.query('SELECT 1');
+    await this.pool.query('SELECT 1').catch(unreached);
   }
 
   async close(): Promise<void> {
