@@ -90,26 +90,32 @@ function describe(e: ErrorObject): ValidationIssue {
 }
 
 /**
- * JSON pointers of the strings (values and keys) under `value` that hold U+0000, which Postgres text and jsonb
- * cannot store: input that reaches SQL is checked first, so the caller gets a 400 and not a database failure.
- * Bodies reach this after the body reader's depth limit, so the recursion stays shallow.
+ * Text Postgres cannot store: U+0000 (text and jsonb refuse it) and lone UTF-16 surrogates (jsonb refuses their
+ * \uXXXX escapes; text would store them as U+FFFD, silently changed). Input that reaches SQL is checked first,
+ * so the caller gets a 400 and not a database failure.
  */
-export function nulPointers(value: unknown, at = ''): string[] {
-  if (typeof value === 'string') return value.includes('\u0000') ? [at] : [];
-  if (Array.isArray(value)) return value.flatMap((item, i) => nulPointers(item, `${at}/${i}`));
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * JSON pointers of the strings (values and keys) under `value` that hold unstorable text. Bodies reach this
+ * after the body reader's depth limit, so the recursion stays shallow.
+ */
+export function unstorablePointers(value: unknown, at = ''): string[] {
+  if (typeof value === 'string') return UNSTORABLE.test(value) ? [at] : [];
+  if (Array.isArray(value)) return value.flatMap((item, i) => unstorablePointers(item, `${at}/${i}`));
   if (value === null || typeof value !== 'object') return [];
   return Object.entries(value).flatMap(([key, item]) => {
     const pointer = `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-    return key.includes('\u0000') ? [pointer] : nulPointers(item, pointer);
+    return UNSTORABLE.test(key) ? [pointer] : unstorablePointers(item, pointer);
   });
 }
 
-/** 400 VALIDATION_ERROR when any string under `value` holds U+0000; `what` names where it came from. */
-export function refuseNul(value: unknown, what: string): void {
-  const pointers = nulPointers(value);
+/** 400 VALIDATION_ERROR when any string under `value` holds unstorable text; `what` names where it came from. */
+export function refuseUnstorableText(value: unknown, what: string): void {
+  const pointers = unstorablePointers(value);
   if (pointers.length === 0) return;
-  throw validationError(pointers.map((path) => ({ path, message: 'must not contain the character U+0000' })),
-    `${what} must not contain the character U+0000 (at ${pointers.slice(0, 5).join(', ')})`);
+  const message = 'must not contain the character U+0000 or a lone surrogate';
+  throw validationError(pointers.map((path) => ({ path, message })), `${what} ${message} (at ${pointers.slice(0, 5).join(', ')})`);
 }
 
 export function typeName(value: unknown): string {

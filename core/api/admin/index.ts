@@ -1,7 +1,7 @@
 /** The admin API under /admin/v1: the routes of routes.ts behind adminAuth. */
 import Router from '@koa/router';
 import { jsonBodyReader } from '../../ingress/body.ts';
-import { refuseNul } from '../../validation.ts';
+import { refuseUnstorableText } from '../../validation.ts';
 import { adminAuth, type AdminCredentials } from './auth.ts';
 import { adminRoutes, type AdminDeps } from './routes.ts';
 
@@ -16,15 +16,15 @@ export function adminRouter(deps: AdminDeps & { credentials: AdminCredentials })
   for (const route of adminRoutes) {
     router.register(route.path, [route.method], async (ctx) => {
       // Every admin input ends up in SQL: refuse what Postgres cannot store here, once for every route.
-      refuseNul(ctx.params, 'A path parameter');
-      refuseNul(ctx.query, 'A query parameter');
+      refuseUnstorableText(ctx.params, 'A path parameter');
+      refuseUnstorableText(ctx.query, 'A query parameter');
       const body = await route.handle({
         scope: ctx.state.adminScope,
         params: ctx.params,
         query: ctx.query,
         body: async () => {
           const parsed = await readBody(ctx);
-          refuseNul(parsed, 'A request body string');
+          refuseUnstorableText(parsed, 'A request body string');
           return parsed;
         },
       }, deps);
