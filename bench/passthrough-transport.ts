@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { createProxyServer } from 'http-proxy-3';
 import { parseConfig } from '../core/config/load.ts';
 import { answerHeaders, BodyLimit, forwardedHeaders } from '../core/dispatch/passthrough.ts';
+import { forwardingHeaders, type ForwardingRules } from '../core/dispatch/passthrough-forwarded.ts';
 import { joinUnderBase } from '../core/dispatch/passthrough-path.ts';
 import { UpstreamClient } from '../core/dispatch/upstream.ts';
 
@@ -21,10 +22,12 @@ export type Transport = 'undici' | 'http-proxy-3';
 const PREFIX = '/proxy/openai';
 const LIMIT_BYTES = 50 * 1024 * 1024;
 const CONNECTIONS = 128;
+/** The gateway's work with trustProxy off and the client address sent: the most a request can cost. */
+const FORWARDING: ForwardingRules = { trust: { trustProxy: false, isTrustedProxy: () => false }, sendClientAddress: true };
 
 function prepare(req: IncomingMessage, baseUrl: string) {
   const target = joinUnderBase(baseUrl, (req.url ?? '/').slice(PREFIX.length) || '/');
-  const headers = forwardedHeaders(req.headers, 'bench-request');
+  const headers = forwardedHeaders(req.headers, 'bench-request', forwardingHeaders(req, FORWARDING));
   headers.authorization = 'Bearer sk-bench-upstream';
   const hasBody = req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0';
   const body = hasBody ? req.pipe(new BodyLimit(LIMIT_BYTES, '/proxy')) : null;

@@ -12,6 +12,7 @@ import {
   answerHeaders, BodyLimit, forwardedHeaders, passthroughTargets, sendPassthrough, tooLarge,
   upstreamRequestPath, withCredential, type PassthroughEntry,
 } from '../dispatch/passthrough.ts';
+import { forwardingHeaders, forwardingRules } from '../dispatch/passthrough-forwarded.ts';
 import { joinUnderBase } from '../dispatch/passthrough-path.ts';
 import { Answered, isWebSocketUpgrade, proxyWebSocket } from '../dispatch/passthrough-ws.ts';
 import { upgradeOf } from './proxy-upgrade.ts';
@@ -49,6 +50,7 @@ function passthroughHandler(deps: LocalEndpointDeps): GatewayMiddleware {
   let targets = tables.get(deps);
   if (!targets) tables.set(deps, (targets = passthroughTargets(deps.config, deps.providers)));
   const limitBytes = deps.config.server.proxyBodyLimitBytes;
+  const forwarding = forwardingRules(deps.config.server);
   const known = targets;
 
   return async (ctx) => {
@@ -67,7 +69,7 @@ function passthroughHandler(deps: LocalEndpointDeps): GatewayMiddleware {
         throw new GatewayError('VALIDATION_ERROR', 'The passthrough upgrades GET requests to WebSocket only', [{ path: 'headers.upgrade', message: 'only "websocket" is supported' }]);
       }
       ctx.set('X-Provider', entry.target.slug);
-      const headers = withCredential(entry, forwardedHeaders(ctx.req.headers, gw.requestId));
+      const headers = withCredential(entry, forwardedHeaders(ctx.req.headers, gw.requestId, forwardingHeaders(ctx.req, forwarding)));
       let status: number;
       try {
         status = await proxyWebSocket(deps, entry, target, headers, ctx.req, upgrade, gw.signal);
@@ -106,7 +108,7 @@ function passthroughHandler(deps: LocalEndpointDeps): GatewayMiddleware {
       response = await sendPassthrough(deps, entry, {
         method: ctx.method as UpstreamMethod,
         path: upstreamRequestPath(target),
-        headers: withCredential(entry, forwardedHeaders(ctx.req.headers, gw.requestId)),
+        headers: withCredential(entry, forwardedHeaders(ctx.req.headers, gw.requestId, forwardingHeaders(ctx.req, forwarding))),
         body: limiter ?? null,
         signal: gw.signal,
         callerFault: () => {
@@ -151,7 +153,7 @@ export const proxyEndpoints: readonly LocalEndpoint[] = PROXY_METHODS.map((metho
   routePattern: '/proxy/:provider/*path',
   capability: 'proxy',
   summary: 'Passthrough to a provider\'s native API: forwards the method, path, query and body to the provider\'s base URL with the gateway\'s credential.',
-  description: 'Any answer of the provider, error statuses included, is passed through verbatim. The gateway\'s own errors use the canonical envelope: 404 NOT_FOUND for a provider that is not configured and enabled, 400 VALIDATION_ERROR for a path that could leave the provider\'s base path (a backslash, a dot segment in any encoding, NUL), 413 PAYLOAD_TOO_LARGE over server.proxyBodyLimitBytes, 502 UPSTREAM_ERROR when the provider cannot be reached, 503 UPSTREAM_UNAVAILABLE while its circuit breaker is open, 504 UPSTREAM_TIMEOUT. The caller\'s Authorization, x-api-key and Cookie headers are never forwarded. HEAD is forwarded through the GET route. A GET with Upgrade: websocket is admitted by the same plugins, then upgraded to the provider\'s WebSocket API at the same joined URL.',
+  description: 'Any answer of the provider, error statuses included, is passed through verbatim. The gateway\'s own errors use the canonical envelope: 404 NOT_FOUND for a provider that is not configured and enabled, 400 VALIDATION_ERROR for a path that could leave the provider\'s base path (a backslash, a dot segment in any encoding, NUL), 413 PAYLOAD_TOO_LARGE over server.proxyBodyLimitBytes, 502 UPSTREAM_ERROR when the provider cannot be reached, 503 UPSTREAM_UNAVAILABLE while its circuit breaker is open, 504 UPSTREAM_TIMEOUT. The caller\'s Authorization, x-api-key and Cookie headers are never forwarded. Neither are its Forwarded, X-Forwarded-* and X-Real-IP unless it is a trusted proxy; the gateway sets X-Forwarded-Proto and X-Forwarded-Host, and X-Forwarded-For with server.proxyForwardClientAddress. HEAD is forwarded through the GET route. A GET with Upgrade: websocket is admitted by the same plugins, then upgraded to the provider\'s WebSocket API at the same joined URL.',
   errorEnvelope: 'canonical',
   rawBody: method !== 'GET',
   responses: {

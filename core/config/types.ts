@@ -10,6 +10,8 @@ export interface ServerConfig {
   jsonBodyLimitBytes: number;
   /** Largest request body the passthrough streams upstream. */
   proxyBodyLimitBytes: number;
+  /** Send the resolved client address to providers as X-Forwarded-For on passthrough requests. */
+  proxyForwardClientAddress: boolean;
   pluginSetupTimeoutMs: number;
   headersTimeoutMs: number;
   requestTimeoutMs: number;

@@ -9,6 +9,7 @@ import { Transform, type TransformCallback, type Readable } from 'node:stream';
 import type { GatewayConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
 import { fillBaseUrl } from './base-url.ts';
+import { isForwardingHeader } from './passthrough-forwarded.ts';
 import type { UpstreamTarget } from './passthrough-path.ts';
 import type { Breakers } from './breakers.ts';
 import type { ProviderDefinition, ProviderIO, ProviderTarget, UpstreamMethod, UpstreamRequest } from './provider.ts';
@@ -56,15 +57,19 @@ function connectionNamed(headers: IncomingHttpHeaders | Record<string, string | 
   return new Set(text.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean));
 }
 
-/** The caller's headers minus hop-by-hop ones and its credentials, with the gateway's request id. */
-export function forwardedHeaders(incoming: IncomingHttpHeaders, requestId: string): Record<string, string> {
+/**
+ * The caller's headers minus hop-by-hop ones, its credentials and its forwarding headers, then the gateway's
+ * forwarding headers (forwardingHeaders() in passthrough-forwarded.ts) and its request id.
+ */
+export function forwardedHeaders(incoming: IncomingHttpHeaders, requestId: string, forwarding: Record<string, string>): Record<string, string> {
   const named = connectionNamed(incoming);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name)) continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name) || isForwardingHeader(name)) continue;
     if ((CALLER_CREDENTIAL_HEADERS as readonly string[]).includes(name)) continue;
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
+  Object.assign(headers, forwarding);
   headers['x-request-id'] = requestId;
   return headers;
 }

@@ -89,9 +89,12 @@ export function compileAddressList(entries: readonly string[]): (address: string
   };
 }
 
-function normalized(text: string): string {
+/** The address in its canonical text (IPv4-mapped IPv6 as IPv4), or as written when malformed. */
+export function normalizedAddress(text: string): string {
   return parseAddress(text)?.toString() ?? text;
 }
+
+const normalized = normalizedAddress;
 
 export interface ProxyTrust {
   trustProxy: boolean;
@@ -106,14 +109,23 @@ export interface ProxyTrust {
  * matches no allow-list entry.
  */
 export function clientAddress(peer: string, forwardedFor: string | undefined, trust: ProxyTrust): string {
+  return verifiedChain(peer, forwardedFor, trust)[0]!;
+}
+
+/**
+ * The hops clientAddress() believes, left to right: the client, the trusted proxies after it, the socket peer
+ * last. What the caller wrote left of the client is not in it. Without trustProxy or a trusted peer: the peer alone.
+ */
+export function verifiedChain(peer: string, forwardedFor: string | undefined, trust: ProxyTrust): string[] {
   const client = normalized(peer);
-  if (!trust.trustProxy || !forwardedFor?.trim() || !trust.isTrustedProxy(client)) return client;
+  if (!trust.trustProxy || !forwardedFor?.trim() || !trust.isTrustedProxy(client)) return [client];
   const hops = forwardedFor.split(',').map((hop) => hop.trim());
-  let hop = client;
+  const chain = [client];
   for (let i = hops.length - 1; i >= 0; i--) {
     const text = hops[i]!;
-    hop = normalized(text);
-    if (!parseAddress(text) || !trust.isTrustedProxy(hop)) return hop;
+    const hop = normalized(text);
+    chain.unshift(hop);
+    if (!parseAddress(text) || !trust.isTrustedProxy(hop)) break;
   }
-  return hop;
+  return chain;
 }
