@@ -45,27 +45,27 @@ export async function openStores(config: GatewayConfig, options: OpenStoresOptio
     }
     const lock = storage.databaseUrl ? undefined : await DataDirLock.acquire(storage.dataDir);
     if (lock) closers.push(() => lock.release());
-    const db = await openDatabase({
+    // Opening and migrating are not bounded (a start waits for its stores); every call made after is. Closing
+    // goes through the wrappers, so that whoever holds the stores closes exactly what it calls.
+    const onStall = options.onStall;
+    const deadline = (store: StoreName, timeoutMs: number) =>
+      new StoreDeadline(store, timeoutMs, onStall ? { onStall: (name, stalled) => onStall(name, stalled, timeoutMs) } : {});
+    const rawDb = await openDatabase({
       databaseUrl: storage.databaseUrl,
       dataDir: storage.dataDir,
       ...(options.dbSchema ? { schema: options.dbSchema } : {}),
       ...(options.onNoVector ? { onNoVector: options.onNoVector } : {}),
     });
+    const db = new BoundedDatabase(rawDb, deadline('database', storage.databaseTimeoutMs));
     closers.push(() => db.close());
-    if (options.migrate) await migrate(db);
+    if (options.migrate) await migrate(rawDb);
     const kvPrefix = options.kvPrefix ?? storage.kvPrefix;
-    const kv = await openKv({ redisUrl: storage.redisUrl, timeoutMs: storage.kvTimeoutMs, ...(kvPrefix ? { prefix: kvPrefix } : {}) });
+    const kv = new BoundedKv(
+      await openKv({ redisUrl: storage.redisUrl, timeoutMs: storage.kvTimeoutMs, ...(kvPrefix ? { prefix: kvPrefix } : {}) }),
+      deadline('kv', storage.kvTimeoutMs),
+    );
     closers.push(() => kv.close());
-    // Opening and migrating are not bounded (a start waits for its stores); every call made after is.
-    const onStall = options.onStall;
-    const deadline = (store: StoreName, timeoutMs: number) =>
-      new StoreDeadline(store, timeoutMs, onStall ? { onStall: (name, stalled) => onStall(name, stalled, timeoutMs) } : {});
-    return {
-      db: new BoundedDatabase(db, deadline('database', storage.databaseTimeoutMs)),
-      kv: new BoundedKv(kv, deadline('kv', storage.kvTimeoutMs)),
-      lock,
-      close,
-    };
+    return { db, kv, lock, close };
   } catch (err) {
     await close();
     throw err;
