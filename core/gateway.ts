@@ -128,7 +128,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   app.silent = true; // every error is rendered and logged by requestContext
   app.use(requestContext(logger, traffic, config.server.accessLog));
   const routers = [
-    healthRouter({ db, kv, breakers, connections: () => connections.stats() }),
+    healthRouter({ db, kv, breakers, connections: () => connections.stats(), upstreamPools: () => upstream.pools() }),
     openApiRouter(buildOpenApiDocument(endpoints, VERSION)),
     adminRouter({
       ...identity,

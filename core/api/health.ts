@@ -1,6 +1,7 @@
 /** /healthz: the process answers. /readyz: the stores answer too, with details (and breaker states). */
 import Router from '@koa/router';
 import type { Breakers } from '../dispatch/breakers.ts';
+import type { OriginPoolState } from '../dispatch/origin-slots.ts';
 import type { ConnectionStats } from '../server/connections.ts';
 import type { Database } from '../store/database.ts';
 import type { KV } from '../store/kv.ts';
@@ -25,7 +26,17 @@ async function check(name: string, kind: string, probe: () => Promise<void>) {
   }
 }
 
-export function healthRouter(deps: { db: Database; kv: KV; breakers: Breakers; connections?: () => ConnectionStats }): Router {
+export interface HealthDeps {
+  db: Database;
+  kv: KV;
+  breakers: Breakers;
+  /** Client connections against server.maxConnections. */
+  connections?: () => ConnectionStats;
+  /** Requests in flight and waiting, per upstream origin. */
+  upstreamPools?: () => OriginPoolState[];
+}
+
+export function healthRouter(deps: HealthDeps): Router {
   const router = new Router();
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -37,7 +48,10 @@ export function healthRouter(deps: { db: Database; kv: KV; breakers: Breakers; c
     ]);
     const ready = checks.every((c) => c.ok);
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'not_ready', checks, breakers: deps.breakers.states(), connections: deps.connections?.() };
+    ctx.body = {
+      status: ready ? 'ready' : 'not_ready', checks, breakers: deps.breakers.states(),
+      connections: deps.connections?.(), upstreamPools: deps.upstreamPools?.(),
+    };
   });
   return router;
 }

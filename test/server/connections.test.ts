@@ -96,7 +96,7 @@ server:
     for (const conn of flood) conn.socket.destroy();
   });
 
-  test('a stream with pauses longer than every client timeout completes', async () => {
+  test('a stream with pauses longer than every client timeout completes, counted in its upstream pool meanwhile', async () => {
     fake.handle(async (req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const model = String(req.body.model);
@@ -112,8 +112,11 @@ server:
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
       });
-      const text = await response.text();
       assert.equal(response.status, 200);
+      // While it runs, /readyz counts it in the upstream's pool.
+      const ready = await (await fetch(`${gw.url}/readyz`)).json() as { upstreamPools: Array<{ origin: string; inFlight: number; queued: number }> };
+      assert.deepEqual(ready.upstreamPools.find((pool) => pool.origin === fake.url), { origin: fake.url, inFlight: 1, queued: 0 });
+      const text = await response.text();
       assert.match(text, /slow/);
       assert.match(text, /sure/);
       assert.match(text, /data: \[DONE\]/);
