@@ -32,14 +32,15 @@ export class ConnectionLimiter {
 
   constructor(private readonly max: number, private readonly logger: Logger, private readonly now: () => number = () => performance.now()) {}
 
+  /**
+   * An upgraded socket (WebSocket) is a long-lived stream and never counts as waiting. Listening for 'upgrade'
+   * makes Node hand upgrade requests to 'upgrade' listeners only, so the server must have its own upgrade
+   * handler, as the gateway's does (core/api/proxy-upgrade.ts).
+   */
   attach(server: Server): void {
     server.on('connection', (socket: Socket) => this.accept(socket));
     server.on('request', (req: IncomingMessage, res: ServerResponse) => this.busy(req.socket as Socket, res));
-  }
-
-  /** For upgrade handlers: the socket is now a long-lived stream and never counts as waiting. */
-  markUpgraded(socket: Socket): void {
-    this.waiting.delete(socket);
+    server.on('upgrade', (_req: IncomingMessage, socket: Socket) => this.waiting.delete(socket));
   }
 
   stats(): ConnectionStats {

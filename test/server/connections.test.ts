@@ -160,4 +160,32 @@ describe('ConnectionLimiter', () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
+
+  test('an upgraded connection is never evicted by a flood of idle ones', async () => {
+    const server = createServer((_req, res) => res.end());
+    const limiter = new ConnectionLimiter(2, captureLogger().logger);
+    limiter.attach(server);
+    const serverSides: Socket[] = [];
+    server.on('upgrade', (_req, socket: Socket) => {
+      // Upgraded sockets are the handler's own: closeAllConnections() no longer knows them.
+      serverSides.push(socket);
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n');
+      socket.on('data', (data) => socket.write(data));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const upgraded = await rawConnection(url, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n');
+      while (!upgraded.received().includes('101')) await sleep(5);
+      const flood = await Promise.all(Array.from({ length: 10 }, () => rawConnection(url)));
+      upgraded.socket.write('still here');
+      while (!upgraded.received().includes('still here')) await sleep(5);
+      assert.ok(limiter.stats().evicted >= 8, `evicted ${limiter.stats().evicted}`);
+      for (const conn of [upgraded, ...flood]) conn.socket.destroy();
+    } finally {
+      for (const socket of serverSides) socket.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
 });
