@@ -72,7 +72,7 @@ function passthroughHandler(deps: LocalEndpointDeps): GatewayMiddleware {
       const headers = withCredential(entry, forwardedHeaders(ctx.req.headers, gw.requestId, forwardingHeaders(ctx.req, forwarding)));
       let status: number;
       try {
-        status = await proxyWebSocket(deps, entry, target, headers, ctx.req, upgrade, gw.signal);
+        status = await proxyWebSocket(deps, entry, target, headers, ctx.req, upgrade, gw.signal, deps.config.upstream);
       } catch (err) {
         if (!(err instanceof Answered)) throw err;
         status = err.status;

@@ -5,6 +5,7 @@
  * pass through untouched; an upstream that refuses the upgrade has its answer passed through verbatim.
  */
 import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { createProxyServer } from 'http-proxy-3';
 import type { PendingUpgrade } from '../api/proxy-upgrade.ts';
 import { GatewayError, renderError } from '../errors.ts';
@@ -45,7 +46,7 @@ export function isWebSocketUpgrade(req: IncomingMessage): boolean {
  */
 export async function proxyWebSocket(
   deps: PassthroughDeps, entry: PassthroughEntry, joined: UpstreamTarget, headers: Record<string, string>,
-  req: IncomingMessage, upgrade: PendingUpgrade, signal: AbortSignal,
+  req: IncomingMessage, upgrade: PendingUpgrade, signal: AbortSignal, timeouts: HandshakeTimeouts,
 ): Promise<number> {
   const { provider, target } = entry;
   const request: UpstreamRequest = { method: 'GET', path: joined.relative ?? `${joined.origin}${joined.path}`, headers };
@@ -56,8 +57,18 @@ export async function proxyWebSocket(
       req.headers = { ...authorized.headers, ...UPGRADE_HEADERS };
       return await new Promise<number>((resolve, reject) => {
         watchers.set(req, (proxyReq) => {
-          proxyReq.once('upgrade', () => resolve(101));
+          const stop = watchHandshake(proxyReq, timeouts, signal, (failure) => {
+            // Answered before the upstream request is torn down: http-proxy-3 closes the caller's socket after that.
+            if (failure instanceof GatewayError) writeEnvelope(upgrade, failure);
+            reject(failure);
+            proxyReq.destroy();
+          }, target.slug);
+          proxyReq.once('upgrade', () => {
+            stop();
+            resolve(101);
+          });
           proxyReq.once('response', (answer: IncomingMessage) => {
+            stop();
             const status = answer.statusCode ?? 502;
             if (countsAsFailure(status)) reject(new CountedRefusal(status));
             else resolve(status);
@@ -76,6 +87,48 @@ export async function proxyWebSocket(
     if (upgrade.res.headersSent) throw new Answered(upgrade.res.statusCode);
     throw err;
   }
+}
+
+/** upstream.connectTimeoutMs and upstream.headersTimeoutMs, applied to the upgrade's handshake. */
+export interface HandshakeTimeouts {
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+}
+
+/**
+ * Bounds the handshake as undici bounds an HTTP request: connectTimeoutMs until the connection (TLS included) is
+ * up, then headersTimeoutMs until the upstream answers the upgrade. The request's signal ends the attempt too
+ * (the gateway closing the caller's socket at shutdown): http-proxy-3 only ends upstream sockets that were
+ * upgraded. A caller that hangs up is not seen before the upgrade, since its socket is not read until then.
+ * `fail` gets UPSTREAM_TIMEOUT or an AbortError; the returned function stops watching once the upstream answered.
+ */
+function watchHandshake(proxyReq: ClientRequest, timeouts: HandshakeTimeouts, signal: AbortSignal, fail: (err: Error) => void, provider: string): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (ms: number, setting: string, what: string) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      stop();
+      fail(new GatewayError('UPSTREAM_TIMEOUT', `${provider} timed out: ${what} within ${ms} ms (${setting})`, { provider }));
+    }, ms);
+  };
+  const onAbort = () => {
+    stop();
+    fail(new DOMException('The client went away', 'AbortError'));
+  };
+  const stop = () => {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  };
+  arm(timeouts.connectTimeoutMs, 'upstream.connectTimeoutMs', 'no connection');
+  proxyReq.once('socket', (socket: Socket) => {
+    const connected = () => arm(timeouts.headersTimeoutMs, 'upstream.headersTimeoutMs', 'no answer to the WebSocket upgrade');
+    if (!socket.connecting && !('encrypted' in socket)) connected();
+    else socket.once('encrypted' in socket ? 'secureConnect' : 'connect', connected);
+  });
+  proxyReq.once('close', stop);
+  if (signal.aborted) queueMicrotask(onAbort);
+  else signal.addEventListener('abort', onAbort, { once: true });
+  return stop;
 }
 
 function writeEnvelope(upgrade: PendingUpgrade, error: GatewayError): void {

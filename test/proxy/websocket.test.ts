@@ -1,12 +1,12 @@
 /**
  * WebSocket upgrades on the passthrough: admitted by the /proxy route's plugins before anything is upgraded,
  * sent to the joined upstream URL with the gateway's credential instead of the caller's, frames both ways;
- * refusals (no key, a key without `proxy`, a bad path, an unreachable upstream, an upstream that declines the
- * upgrade) as HTTP answers; and open connections closed when the gateway stops.
+ * refusals (no key, a key without `proxy`, a bad path, an unreachable upstream, one that never answers the
+ * handshake, an upstream that declines the upgrade) as HTTP answers; and open connections closed when the gateway stops.
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
 import { chatConfig, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -20,6 +20,11 @@ let upstream: Server;
 let wss: WebSocketServer;
 const upgrades: Upgrade[] = [];
 let gw: TestGateway;
+/** Accepts TCP connections and never answers a byte. */
+let silent: TcpServer;
+const silentSockets = new Set<Socket>();
+/** upstream.headersTimeoutMs of this file's gateway: the wait for an upstream's answer to the upgrade. */
+const HANDSHAKE_MS = 800;
 let proxyKey: string;
 let chatKey: string;
 
@@ -48,11 +53,25 @@ before(async () => {
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  gw = await startTestGateway(chatConfig(`${url}/v1?api-version=7`, 'server:\n  shutdownTimeoutMs: 300\nproviderPackages: [./p.mjs]\n').replace('providers:\n', `providers:
+  silent = createTcpServer((socket) => {
+    silentSockets.add(socket);
+    // Reads (so that it notices the gateway hanging up) but never writes.
+    socket.resume();
+    socket.on('error', () => {});
+    socket.once('close', () => silentSockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const silentPort = (silent.address() as AddressInfo).port;
+  const extra = `server:\n  shutdownTimeoutMs: 300\nupstream:\n  headersTimeoutMs: ${HANDSHAKE_MS}\nproviderPackages: [./p.mjs]\n`;
+  const provider = (slug: string) => `{ slug: '${slug}', family: 'test', displayName: '${slug}', configSchema: { type: 'object' }, capabilities: {}, mapError: () => new Error('unused') }`;
+  gw = await startTestGateway(chatConfig(`${url}/v1?api-version=7`, extra).replace('providers:\n', `providers:
   down:
     baseUrl: http://127.0.0.1:${await closedPort()}/v1
     apiKey: down-key
-`), { files: { 'p.mjs': "export default [{ slug: 'down', family: 'test', displayName: 'Down', configSchema: { type: 'object' }, capabilities: {}, mapError: () => new Error('unused') }];" } });
+  silent:
+    baseUrl: http://127.0.0.1:${silentPort}/v1
+    apiKey: silent-key
+`), { files: { 'p.mjs': `export default [${provider('down')}, ${provider('silent')}];` } });
   proxyKey = await gw.createKey({ scopes: { capabilities: ['proxy'] } });
   chatKey = await gw.createKey({ scopes: { capabilities: ['chat'] } });
 });
@@ -61,6 +80,8 @@ after(async () => {
   for (const client of wss?.clients ?? []) client.terminate();
   upstream?.closeAllConnections();
   await new Promise<void>((resolve) => (upstream ? upstream.close(() => resolve()) : resolve()));
+  for (const socket of silentSockets) socket.destroy();
+  await new Promise<void>((resolve) => (silent ? silent.close(() => resolve()) : resolve()));
 });
 
 /** Opens a WebSocket through the gateway: the open socket, or the HTTP answer that refused it. */
@@ -75,6 +96,15 @@ function open(path: string, headers: Record<string, string>): Promise<{ ws: WebS
     });
     ws.once('error', reject);
   });
+}
+
+/** `work`, or a failure naming what did not happen. */
+async function within<T>(work: Promise<T>, what: string, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new assert.AssertionError({ message: `timed out waiting for: ${what}` })), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 const nextMessage = (ws: WebSocket) => new Promise<string>((resolve) => ws.once('message', (data) => resolve(String(data))));
@@ -123,6 +153,21 @@ describe('passthrough WebSocket upgrades', () => {
     assert.ok('status' in refused);
     assert.equal(refused.status, 502);
     assert.equal(JSON.parse(refused.body).error.code, 'UPSTREAM_ERROR');
+  });
+
+  test('an upstream that accepts TCP and never answers the upgrade: 504 UPSTREAM_TIMEOUT after upstream.headersTimeoutMs, its connection dropped', async () => {
+    const started = Date.now();
+    const connected = new Promise<Socket>((resolve) => silent.once('connection', resolve));
+    // Without a deadline the caller would wait until the OS gives up: fail the test long before that.
+    const refused = await within(open('/proxy/silent/realtime', { authorization: `Bearer ${proxyKey}` }), 'an answer to the upgrade', 10_000);
+    const elapsed = Date.now() - started;
+    assert.ok('status' in refused, 'the upgrade must not complete');
+    assert.equal(refused.status, 504);
+    assert.equal(JSON.parse(refused.body).error.code, 'UPSTREAM_TIMEOUT');
+    assert.match(JSON.parse(refused.body).error.message, /upstream\.headersTimeoutMs/);
+    assert.ok(elapsed >= HANDSHAKE_MS - 50, `answered after ${elapsed} ms`);
+    const upstreamSide = await connected;
+    await within(new Promise((resolve) => (upstreamSide.destroyed ? resolve(null) : upstreamSide.once('close', resolve))), 'the upstream connection to be dropped', 5_000);
   });
 
   test('an upstream that declines the upgrade: its answer passes through', async () => {
