@@ -144,7 +144,8 @@ function recordSuite(name: string, options: () => TestGatewayOptions, skip: stri
         const events = helloStreamEvents(req.body);
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write(events[0]);
-        await sleep(60);
+        // Long against the 40 ms asserted below, so that a stalled event loop on a loaded machine cannot close it.
+        await sleep(150);
         for (const event of events.slice(1)) res.write(event);
         res.end();
       });
@@ -471,7 +472,7 @@ describe('usage plugin: edge cases of the pipeline and the database', () => {
     }
     const differing = usageConfig(fake.baseUrl).replace('routes: [/v1/chat/completions, /v1/messages]', 'routes: [/v1/chat/completions]')
       + '  - name: messages\n    routes: [/v1/messages]\n    plugins: [auth, {usage: {batchSize: 7}}]\n';
-    await assert.rejects(startTestGateway(differing), /every pipeline entry shares one recorder/);
+    await assert.rejects(startTestGateway(differing), /every usage entry shares one recorder/);
   });
 
   test('usage listed before auth is a config error', async () => {
