@@ -79,7 +79,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   const { db, kv, lock } = stores;
 
   const upstream = new UpstreamClient(config.upstream, logger);
-  const breakers = new Breakers(config.upstream.breaker);
+  const breakers = new Breakers(config.upstream.breaker, logger);
   cleanups.push(() => upstream.close(), () => breakers.shutdown());
   const identity = createIdentity(config, db, kv, clock.now, logger);
   // Last-used times are written after in-flight requests finish and before the stores close.

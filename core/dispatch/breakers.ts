@@ -2,6 +2,7 @@
 import CircuitBreaker from 'opossum';
 import type { BreakerConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
 import { countsAgainstUpstream, isAbort } from './upstream-errors.ts';
 
 type Call = () => Promise<unknown>;
@@ -17,7 +18,8 @@ export interface BreakerState {
 export class Breakers {
   private readonly breakers = new Map<string, { breaker: CircuitBreaker<[Call], unknown>; provider: string; baseUrl: string }>();
 
-  constructor(private readonly config: BreakerConfig) {}
+  /** With a logger, every change of a breaker's state is one log line: an operator's first sign of a failing upstream. */
+  constructor(private readonly config: BreakerConfig, private readonly logger?: Logger) {}
 
   /** Runs `call` through the breaker of this upstream; an open breaker answers UPSTREAM_UNAVAILABLE at once. */
   async run<T>(provider: string, baseUrl: string, call: () => Promise<T>): Promise<T> {
@@ -60,6 +62,13 @@ export class Breakers {
         // true = "this error does not count": caller errors and client aborts.
         errorFilter: (err: unknown) => isAbort(err) || !countsAgainstUpstream(err),
       });
+      const fields = { provider, baseUrl };
+      breaker.on('open', () => this.logger?.warn(
+        { ...fields, failures: breaker.stats.failures, resetTimeoutMs: this.config.resetTimeoutMs },
+        'circuit breaker opened: requests to this upstream get 503 UPSTREAM_UNAVAILABLE until a probe succeeds',
+      ));
+      breaker.on('halfOpen', () => this.logger?.info(fields, 'circuit breaker half-open: one probe request is let through'));
+      breaker.on('close', () => this.logger?.info(fields, 'circuit breaker closed: the upstream answers again'));
       entry = { breaker, provider, baseUrl };
       this.breakers.set(key, entry);
     }
