@@ -1,3 +1,6 @@
+import type { CanonicalEmbeddingsRequest, EmbeddingsResult } from './embeddings.ts';
+import type { CanonicalRerankRequest, RerankResult } from './rerank.ts';
+
 /**
  * The canonical chat format: the OpenAI chat-completions shape, which most providers speak. Every ingress
  * translates into it and every translator translates out of it; plugins only ever see these types.
@@ -124,4 +127,20 @@ export interface CanonicalChatRequest {
   body: ChatCompletionRequest;
 }
 
-export type CanonicalRequest = CanonicalChatRequest;
+/** What an ingress hands to the pipeline, by modality: `modality` tells the dispatcher which translator serves it. */
+export type CanonicalRequest = CanonicalChatRequest | CanonicalEmbeddingsRequest | CanonicalRerankRequest;
+
+/** The chat request of a canonical request that must be one (the chat ingresses, chat-only estimates). */
+export function chatRequestOf(request: CanonicalRequest): CanonicalChatRequest {
+  if (request.modality !== 'chat') throw new Error(`expected a chat request, got ${request.modality}`);
+  return request;
+}
+
+/** The chat answer of a result that must be one (the chat ingresses). */
+export function chatResultOf(result: CanonicalResult): ChatCompletion {
+  if (result.object !== 'chat.completion') throw new Error(`expected a chat completion, got ${result.object}`);
+  return result;
+}
+
+/** The canonical answer of a non-streamed call, by modality; every one may carry usage for the plugins. */
+export type CanonicalResult = ChatCompletion | EmbeddingsResult | RerankResult;

@@ -3,7 +3,7 @@
  * built, authorized, sent through the upstream's breaker (with any follow-ups a multi-step provider needs), and
  * the answer comes back canonical, as gw.result or gw.stream.
  */
-import type { ChatCompletionChunk, ChatCompletionRequest } from '../canonical/chat.ts';
+import { chatRequestOf, type ChatCompletionChunk, type ChatCompletionRequest } from '../canonical/chat.ts';
 import { estimateUsage } from '../canonical/estimate.ts';
 import { GatewayError } from '../errors.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
@@ -120,7 +120,7 @@ async function started(stream: AsyncGenerator<ChatCompletionChunk>): Promise<Asy
 
 export async function callChat(ctx: GatewayContext, deps: ChatCallDeps, provider: ProviderDefinition, target: ProviderTarget): Promise<void> {
   const gw = ctx.state.gw;
-  const request = gw.canonical!;
+  const request = chatRequestOf(gw.canonical!);
   const chat = chatTranslatorFor(provider, request.body, request.stream);
   const upstreamRequest = chat.toUpstream(request.body, target, request.stream);
   const answer = await exchange(deps, provider, chat, target, upstreamRequest, request.stream, gw.signal);

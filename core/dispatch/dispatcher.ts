@@ -3,7 +3,7 @@
  * retryable failure before any byte reached the caller is retried on the same target (jittered exponential
  * backoff, routing.retries times), then moves on to the next target; an open breaker moves on at once.
  */
-import type { ChatCompletionRequest } from '../canonical/chat.ts';
+import { chatRequestOf, type ChatCompletionRequest } from '../canonical/chat.ts';
 import type { RoutingConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
 import type { Caller, GatewayMiddleware } from '../pipeline/context.ts';
@@ -60,7 +60,7 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
   return async (ctx) => {
     const gw = ctx.state.gw;
     if (gw.result || gw.stream) return; // answered early by a plugin
-    const request = await gw.request();
+    const request = chatRequestOf(await gw.request());
     const { targets } = deps.routing.resolve(request.model, gw.caller?.policy);
     request.body = await applyGatewayTools(deps, request.body, gw.caller, gw.signal);
     let lastError: unknown;

@@ -4,6 +4,8 @@
  */
 import type { JsonSchema } from '../config/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../canonical/chat.ts';
+import type { EmbeddingsRequest, EmbeddingsResult } from '../canonical/embeddings.ts';
+import type { RerankRequest, RerankResult } from '../canonical/rerank.ts';
 import type { GatewayError } from '../errors.ts';
 
 /** Everything a translator needs to know about where a request goes. */
@@ -79,6 +81,26 @@ export interface ChatTranslator {
   followUp?(body: unknown, target: ProviderTarget, stream: boolean, step: number): FollowUp | null;
 }
 
+/**
+ * POST /v1/embeddings for one provider. The request reaching toUpstream is valid and within what the provider
+ * declared (dimensions only where supportsDimensions says so). fromUpstream may return vectors as floats or as
+ * base64 (whichever is cheaper to get): the gateway converts them to the caller's encoding_format.
+ */
+export interface EmbeddingsTranslator {
+  toUpstream(request: EmbeddingsRequest, target: ProviderTarget): UpstreamRequest;
+  /** The answer -> canonical, one entry per input in input order (`index`), with usage when the provider gives it. */
+  fromUpstream(body: unknown, target: ProviderTarget, request: EmbeddingsRequest): EmbeddingsResult;
+  /** Whether this upstream model can return shorter vectors (`dimensions`); a request for them is refused otherwise. */
+  supportsDimensions(upstreamModel: string): boolean;
+}
+
+/** POST /v1/rerank for one provider: the scores come back in any order; the gateway sorts and trims them. */
+export interface RerankTranslator {
+  toUpstream(request: RerankRequest, target: ProviderTarget): UpstreamRequest;
+  /** The answer -> canonical scores (index, relevance_score) and billed search units (1 when the provider says nothing). */
+  fromUpstream(body: unknown, target: ProviderTarget, request: RerankRequest): RerankResult;
+}
+
 /** What a provider's chat translator can do; the dispatcher refuses the rest before any I/O. */
 export interface ChatCapability {
   stream: boolean;
@@ -134,6 +156,8 @@ export interface ProviderDefinition {
   configSchema: JsonSchema;
   capabilities: ProviderCapabilities;
   chat?: ChatTranslator;
+  embeddings?: EmbeddingsTranslator;
+  rerank?: RerankTranslator;
   /**
    * Makes a built request acceptable to the upstream: request signing (SigV4) or a token from an exchange (IAM,
    * OAuth). Runs for every request, follow-ups included, inside the upstream's breaker.
@@ -178,6 +202,18 @@ export function providerProblems(value: unknown): string[] {
     }
     for (const flag of ['stream', 'tools', 'vision', 'n'] as const) {
       if (typeof d.capabilities.chat[flag] !== 'boolean') problems.push(`provider ${d.slug}: capabilities.chat.${flag} must be true or false`);
+    }
+  }
+  if (d.capabilities?.embeddings) {
+    const e = d.embeddings;
+    if (!e || typeof e.toUpstream !== 'function' || typeof e.fromUpstream !== 'function' || typeof e.supportsDimensions !== 'function') {
+      problems.push(`provider ${d.slug}: declares embeddings but has no embeddings translator (toUpstream, fromUpstream, supportsDimensions)`);
+    }
+  }
+  if (d.capabilities?.rerank) {
+    const r = d.rerank;
+    if (!r || typeof r.toUpstream !== 'function' || typeof r.fromUpstream !== 'function') {
+      problems.push(`provider ${d.slug}: declares rerank but has no rerank translator (toUpstream, fromUpstream)`);
     }
   }
   if (d.authorize !== undefined && typeof d.authorize !== 'function') problems.push(`provider ${d.slug}: authorize must be a function`);

@@ -1,6 +1,6 @@
 /** POST /v1/chat/completions: the canonical format on the wire, so parsing and answering are near identity. */
 import { Readable } from 'node:stream';
-import type { ChatCompletionChunk, ChatCompletionRequest } from '../canonical/chat.ts';
+import { chatRequestOf, type ChatCompletionChunk, type ChatCompletionRequest } from '../canonical/chat.ts';
 import { renderError, toGatewayError, validationError } from '../errors.ts';
 import { encodeSse } from '../streaming/sse.ts';
 import { compileRequestSchema } from '../validation.ts';
@@ -67,7 +67,7 @@ export const chatCompletionsEndpoint: DispatchEndpoint = {
   respond(ctx) {
     const gw = ctx.state.gw;
     if (gw.stream) {
-      startEventStream(ctx, chatEvents(gw.stream, gw.canonical?.includeUsage === true, gw.signal));
+      startEventStream(ctx, chatEvents(gw.stream, chatRequestOf(gw.canonical!).includeUsage, gw.signal));
       return;
     }
     ctx.status = 200;

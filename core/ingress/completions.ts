@@ -3,7 +3,7 @@
  * choice). It goes through the same pipeline and dispatcher as chat, so every chat provider serves it.
  */
 import { randomUUID } from 'node:crypto';
-import type { ChatCompletion, ChatCompletionChunk, Usage } from '../canonical/chat.ts';
+import { chatRequestOf, chatResultOf, type ChatCompletion, type ChatCompletionChunk, type Usage } from '../canonical/chat.ts';
 import type { JsonSchema } from '../config/schema.ts';
 import { renderError, toGatewayError } from '../errors.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
@@ -131,10 +131,10 @@ export const completionsEndpoint: DispatchEndpoint = {
   respond(ctx) {
     const gw = ctx.state.gw;
     if (gw.stream) {
-      startEventStream(ctx, textEvents(gw.stream, routedModel(ctx, gw.canonical?.model ?? ''), gw.canonical?.includeUsage === true, gw.signal));
+      startEventStream(ctx, textEvents(gw.stream, routedModel(ctx, gw.canonical?.model ?? ''), chatRequestOf(gw.canonical!).includeUsage, gw.signal));
       return;
     }
-    const result = gw.result!;
+    const result = chatResultOf(gw.result!);
     ctx.status = 200;
     ctx.body = toTextCompletion(result, routedModel(ctx, result.model));
   },

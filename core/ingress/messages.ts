@@ -4,7 +4,7 @@
  * in message_start, stop_reason always end_turn in message_delta, tool calls dropped.
  */
 import { randomUUID } from 'node:crypto';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, ContentPart, ToolCall } from '../canonical/chat.ts';
+import { chatRequestOf, chatResultOf, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest, type ChatMessage, type ContentPart, type ToolCall } from '../canonical/chat.ts';
 import { messagesErrorType, toGatewayError, validationError, type ValidationIssue } from '../errors.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
 import { encodeSse } from '../streaming/sse.ts';
@@ -206,8 +206,8 @@ export const messagesEndpoint: DispatchEndpoint = {
       startEventStream(ctx, messageEvents(gw.stream, routedModel(ctx, requested), gw.signal));
       return;
     }
-    const result = gw.result!;
-    const stop = gw.canonical?.body.stop;
+    const result = chatResultOf(gw.result!);
+    const stop = chatRequestOf(gw.canonical!).body.stop;
     ctx.status = 200;
     ctx.body = toMessage(result, routedModel(ctx, result.model), typeof stop === 'string' ? [stop] : stop ?? []);
   },

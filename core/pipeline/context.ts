@@ -2,7 +2,7 @@
  * Per-request state, carried in `ctx.state.gw`. Everything a plugin may read or set lives here, typed.
  */
 import type { Next, ParameterizedContext } from 'koa';
-import type { CanonicalRequest, ChatCompletion, ChatCompletionChunk, Usage } from '../canonical/chat.ts';
+import type { CanonicalRequest, CanonicalResult, ChatCompletionChunk, Usage } from '../canonical/chat.ts';
 import type { GatewayError } from '../errors.ts';
 import type { EffectivePolicy, RateLimits } from '../identity/policy.ts';
 import type { EndpointDefinition } from '../ingress/endpoint.ts';
@@ -68,8 +68,11 @@ export interface GatewayState {
   /** The parsed request, once request() has resolved. */
   canonical?: CanonicalRequest;
   target?: ResolvedTarget;
-  /** A complete (non-streaming) answer, set by the dispatcher or by a plugin answering early. */
-  result?: ChatCompletion;
+  /**
+   * A complete (non-streaming) answer, set by the dispatcher or by a plugin answering early: of the request's
+   * modality (a ChatCompletion for chat, an EmbeddingsResult, a RerankResult). Its `usage` is what plugins read.
+   */
+  result?: CanonicalResult;
   /** Set when the provider reported no usage and the gateway estimated it (core/canonical/estimate.ts). */
   usageEstimated?: boolean;
   /** A streaming answer; read it only through taps. */

@@ -5,6 +5,7 @@
  * reservation is settled to the real cost (streams included). See docs/limits.md#budgets.
  */
 import { BudgetService } from '../../core/budget/budgets.ts';
+import { chatRequestOf } from '../../core/canonical/chat.ts';
 import type { ApplicableBudget, Reservation } from '../../core/budget/ledger.ts';
 import { usd } from '../../core/budget/periods.ts';
 import type { JsonSchema } from '../../core/config/schema.ts';
@@ -119,7 +120,7 @@ export default definePlugin<BudgetPluginConfig>({
         return next();
       }
 
-      const estimate = await estimateMicros(price, request.body, config.defaultCompletionTokens);
+      const estimate = await estimateMicros(price, chatRequestOf(request).body, config.defaultCompletionTokens);
       let reservation: Reservation;
       const reserving = budgets.ledger.reserve(applicable, estimate, services.clock.now());
       try {

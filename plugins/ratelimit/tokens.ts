@@ -3,6 +3,7 @@
  * it, plus max_tokens or the configured completion estimate, per choice); after the answer the reservation is
  * settled to the real usage.total_tokens.
  */
+import { chatRequestOf } from '../../core/canonical/chat.ts';
 import { estimatePromptTokens } from '../../core/canonical/estimate.ts';
 import { validationError } from '../../core/errors.ts';
 import type { GatewayState } from '../../core/pipeline/context.ts';
@@ -25,7 +26,7 @@ export class TokenReservation {
   /** Reads the body on first use (a 400 or 413 from it ends the request before any window is charged). */
   want(): Promise<number> {
     this.wanted ??= (async () => {
-      const { body } = await this.gw.request();
+      const { body } = chatRequestOf(await this.gw.request());
       this.prompt = await estimatePromptTokens(body);
       this.sizedBy = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : body.max_tokens !== undefined ? 'max_tokens' : undefined;
       const completion = body.max_completion_tokens ?? body.max_tokens ?? this.defaultCompletionTokens;

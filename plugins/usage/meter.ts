@@ -87,7 +87,8 @@ export class RequestMeter {
       return;
     }
     const ending: Ending = { status: outcome.status, usage: outcome.usage, estimated: false, answered: outcome.chunks > 0, error: outcome.error };
-    const request = this.gw.canonical?.body;
+    // Only chat streams: the other modalities answer whole.
+    const request = this.gw.canonical?.modality === 'chat' ? this.gw.canonical.body : undefined;
     if (!request) {
       this.finish(ending);
       return;
