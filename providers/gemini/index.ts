@@ -1,5 +1,6 @@
 import { defineProvider } from '../../core/dispatch/provider.ts';
 import { geminiApiHeaders, geminiChat } from './chat.ts';
+import { embeddingTaskTypeOption, geminiEmbeddings } from './embeddings.ts';
 import { geminiError } from './errors.ts';
 
 export default defineProvider({
@@ -9,14 +10,19 @@ export default defineProvider({
   defaultBaseUrl: 'https://generativelanguage.googleapis.com/v1beta',
   configSchema: {
     type: 'object', additionalProperties: false,
-    description: 'Gemini API (Google AI Studio) options: none yet. The API key (apiKey) is sent as x-goog-api-key.',
-    properties: {},
+    description: 'Gemini API (Google AI Studio) options. The API key (apiKey) is sent as x-goog-api-key.',
+    properties: {
+      embeddingTaskType: embeddingTaskTypeOption,
+    },
   },
   capabilities: {
     // n maps to candidateCount; web_search and search_grounding to Google Search grounding.
     chat: { stream: true, tools: true, vision: true, n: true, builtInTools: ['web_search', 'search_grounding', 'code_execution'] },
+    // batchEmbedContents, up to 100 inputs a call; outputDimensionality on text-embedding-004 and gemini-embedding-*.
+    embeddings: {},
   },
   chat: geminiChat,
+  embeddings: geminiEmbeddings,
   passthroughHeaders: geminiApiHeaders,
   mapError: (status, body, target) => geminiError(target, status, body),
 });

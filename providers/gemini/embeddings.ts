@@ -1,0 +1,107 @@
+/**
+ * Embeddings on the Gemini API: one `:batchEmbedContents` call for one input or many, whose answer keeps the
+ * order of its requests. Gemini reports no token count for embeddings, so usage is left to the gateway.
+ */
+import type { EmbeddingsResult } from '../../core/canonical/embeddings.ts';
+import { embeddingInputs } from '../../core/canonical/embeddings.ts';
+import type { EmbeddingsTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
+import { GatewayError } from '../../core/errors.ts';
+import { geminiApiHeaders, generativeLanguageModelPath } from './chat.ts';
+
+/** batchEmbedContents refuses more requests than this in one call ("at most 100 requests can be in one batch"). */
+export const GEMINI_EMBED_BATCH_LIMIT = 100;
+
+/** The task types both Google embedding APIs accept (taskType on the Gemini API, task_type on Vertex AI). */
+export const EMBEDDING_TASK_TYPES = [
+  'RETRIEVAL_QUERY', 'RETRIEVAL_DOCUMENT', 'SEMANTIC_SIMILARITY', 'CLASSIFICATION', 'CLUSTERING', 'QUESTION_ANSWERING', 'FACT_VERIFICATION', 'CODE_RETRIEVAL_QUERY',
+] as const;
+
+export const embeddingTaskTypeOption = {
+  type: 'string',
+  enum: [...EMBEDDING_TASK_TYPES],
+  description: 'Embeddings: the task type sent with every input (taskType / task_type), e.g. RETRIEVAL_DOCUMENT for a corpus. Absent: the model\'s default.',
+};
+
+/** `models/text-embedding-004` -> text-embedding-004: the bare model name, whatever path the operator wrote. */
+export const bareModel = (upstreamModel: string) => upstreamModel.split('/').at(-1)!.split('@')[0]!;
+
+/**
+ * The largest vector of the Google models that take a reduced dimensionality; a model not listed has no known
+ * bound, and the upstream judges. Google's models truncate the full vector, so anything from 1 to this is valid.
+ */
+const MAX_DIMENSIONS: Array<[RegExp, number]> = [
+  [/^gemini-embedding-/, 3072],
+  [/^text-embedding-00[4-9]$/, 768],
+  [/^text-multilingual-embedding-/, 768],
+  [/^text-embedding-large-exp/, 3072],
+];
+
+/** Models that take outputDimensionality: the 2024 ones and later. embedding-001 and the gecko models do not. */
+export function googleSupportsDimensions(upstreamModel: string): boolean {
+  const model = bareModel(upstreamModel);
+  return MAX_DIMENSIONS.some(([pattern]) => pattern.test(model));
+}
+
+/** A dimensions value past the model's full vector is refused, never passed on to be cut or ignored. */
+export function checkGoogleDimensions(upstreamModel: string, dimensions: number | undefined): void {
+  if (dimensions === undefined) return;
+  const max = MAX_DIMENSIONS.find(([pattern]) => pattern.test(bareModel(upstreamModel)))?.[1];
+  if (max !== undefined && dimensions > max) {
+    const message = `dimensions must be at most ${max} for ${bareModel(upstreamModel)}`;
+    throw new GatewayError('VALIDATION_ERROR', message, [{ path: 'dimensions', message }]);
+  }
+}
+
+/** A batch larger than one call takes is refused before any I/O, naming the cap. */
+export function refuseBatchOver(target: ProviderTarget, count: number, limit: number): void {
+  if (count <= limit) return;
+  throw new GatewayError(
+    'CAPABILITY_NOT_SUPPORTED',
+    `Provider ${target.slug} embeds at most ${limit} input${limit === 1 ? '' : 's'} per request with ${bareModel(target.upstreamModel)} (got ${count})`,
+    { provider: target.slug, capability: 'embeddings', maxInputs: limit },
+  );
+}
+
+const malformed = (target: ProviderTarget) =>
+  new GatewayError('UPSTREAM_ERROR', `${target.slug} returned a malformed embeddings answer`, { provider: target.slug });
+
+/** A vector as Google returns it, or null: a list of finite numbers. */
+export function floatVector(value: unknown): number[] | null {
+  return Array.isArray(value) && value.every((v) => typeof v === 'number' && Number.isFinite(v)) ? value as number[] : null;
+}
+
+/** Vectors in input order -> the canonical answer; refused unless there is exactly one per input. */
+export function embeddingsResult(target: ProviderTarget, vectors: unknown[] | undefined, count: number): EmbeddingsResult {
+  if (!vectors || vectors.length !== count) throw malformed(target);
+  const data = vectors.map((vector, index) => {
+    const embedding = floatVector(vector);
+    if (!embedding) throw malformed(target);
+    return { object: 'embedding' as const, embedding, index };
+  });
+  return { object: 'list', data, model: target.upstreamModel };
+}
+
+export const geminiEmbeddings: EmbeddingsTranslator = {
+  toUpstream(request, target) {
+    const inputs = embeddingInputs(request);
+    refuseBatchOver(target, inputs.length, GEMINI_EMBED_BATCH_LIMIT);
+    checkGoogleDimensions(target.upstreamModel, request.dimensions);
+    const path = generativeLanguageModelPath(target);
+    // Each request names its model as a resource (models/...), which must be the one in the URL.
+    const model = decodeURIComponent(path.slice(1));
+    const { embeddingTaskType } = target.options as { embeddingTaskType?: string };
+    const requests = inputs.map((text) => ({
+      model,
+      content: { parts: [{ text }] },
+      ...(embeddingTaskType ? { taskType: embeddingTaskType } : {}),
+      ...(request.dimensions !== undefined ? { outputDimensionality: request.dimensions } : {}),
+    }));
+    return { method: 'POST', path: `${path}:batchEmbedContents`, headers: geminiApiHeaders(target), body: JSON.stringify({ requests }) };
+  },
+  fromUpstream(body, target, request) {
+    const embeddings = (body as { embeddings?: unknown } | null)?.embeddings;
+    const vectors = Array.isArray(embeddings) ? embeddings.map((e) => (e as { values?: unknown } | null)?.values) : undefined;
+    return embeddingsResult(target, vectors, embeddingInputs(request).length);
+  },
+  supportsDimensions: googleSupportsDimensions,
+};

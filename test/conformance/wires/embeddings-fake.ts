@@ -1,0 +1,127 @@
+/**
+ * A loopback upstream for embeddings wires: records each request as the kit does (RecordedUpstreamRequest)
+ * and answers with the wire's vectors, its error body for a status, a body that is not JSON, or a handler.
+ */
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { EmbeddingsRequest, EmbeddingsResult } from '../../../core/canonical/embeddings.ts';
+import type { ProviderDefinition, ProviderIO, ProviderTarget } from '../../../core/dispatch/provider.ts';
+import type { RecordedUpstreamRequest } from '../kit.ts';
+
+/** An embeddings wire format, as a fake upstream speaks it. */
+export interface EmbeddingsWire {
+  /** The native request -> the model, the inputs in order and the dimensions asked; asserts its shape. */
+  read(req: RecordedUpstreamRequest): { model: string; inputs: string[]; dimensions?: number };
+  /** The provider's answer: one fakeVector per input, `length` long (the dimensions asked, or the model's own). */
+  answer(req: RecordedUpstreamRequest, length: number): { headers?: Record<string, string>; body: string };
+  errorBody(status: number, message: string): { headers?: Record<string, string>; body: string };
+  assertAuth(req: RecordedUpstreamRequest, credential: string): void;
+  /** Whether the answer carries a token count (otherwise the gateway estimates usage). */
+  reportsUsage: boolean;
+}
+
+/**
+ * A vector that names its input: [length of the text, its first character code, then 0.5, 1, 1.5, ...]. Every
+ * value is exact in float32, so base64 round-trips compare equal.
+ */
+export function fakeVector(text: string, length: number): number[] {
+  return Array.from({ length }, (_, i) => (i === 0 ? text.length : i === 1 ? text.charCodeAt(0) || 0 : i / 2));
+}
+
+export type EmbeddingsFakeMode =
+  | { kind: 'answer'; length: number }
+  | { kind: 'error'; status: number; message?: string }
+  | { kind: 'malformed' }
+  | { kind: 'custom'; handle(req: RecordedUpstreamRequest, res: ServerResponse): void };
+
+export interface EmbeddingsFake {
+  url: string;
+  requests: RecordedUpstreamRequest[];
+  mode: EmbeddingsFakeMode;
+  /** Requests the wire could not read (answered 599): a test expects none. */
+  problems: string[];
+  close(): Promise<void>;
+}
+
+export async function startEmbeddingsFake(
+  wire: EmbeddingsWire,
+  extraRoutes?: (req: RecordedUpstreamRequest, res: ServerResponse) => boolean,
+): Promise<EmbeddingsFake> {
+  const fake: Omit<EmbeddingsFake, 'url' | 'close'> = { requests: [], mode: { kind: 'answer', length: 8 }, problems: [] };
+  const server = createServer((raw, res) => {
+    const parts: Buffer[] = [];
+    raw.on('data', (p: Buffer) => parts.push(p));
+    raw.on('end', () => {
+      const rawBody = Buffer.concat(parts).toString('utf8');
+      let json: unknown = null;
+      try {
+        json = JSON.parse(rawBody);
+      } catch {
+        // not JSON
+      }
+      const req: RecordedUpstreamRequest = { method: raw.method ?? '', url: raw.url ?? '', headers: raw.headers, rawBody, json };
+      if (extraRoutes?.(req, res)) return;
+      fake.requests.push(req);
+      const send = (status: number, answer: { headers?: Record<string, string>; body: string }) => {
+        res.writeHead(status, { 'content-type': 'application/json', ...answer.headers });
+        res.end(answer.body);
+      };
+      const mode = fake.mode;
+      try {
+        if (mode.kind === 'answer') send(200, wire.answer(req, mode.length));
+        else if (mode.kind === 'error') send(mode.status, wire.errorBody(mode.status, mode.message ?? `scripted ${mode.status}`));
+        else if (mode.kind === 'malformed') send(200, { body: '{"embeddings": [' });
+        else mode.handle(req, res);
+      } catch (err) {
+        // A request the wire cannot read is the test's failure: the fake says so instead of hanging.
+        fake.problems.push(`${req.method} ${req.url}: ${String(err)}`);
+        send(599, { body: JSON.stringify({ fakeRefused: String(err) }) });
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get requests() { return fake.requests; },
+    get problems() { return fake.problems; },
+    get mode() { return fake.mode; },
+    set mode(mode) { fake.mode = mode; },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+const io: ProviderIO = {
+  async fetchJson(url, init, signal) {
+    const response = await fetch(url, { ...init, signal });
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? null : JSON.parse(text) as unknown };
+  },
+  cached: (_key, fetchValue) => fetchValue(AbortSignal.timeout(10_000)).then((c) => c.value),
+  now: () => Date.now(),
+};
+
+/**
+ * One embeddings call the way the dispatcher makes it, without a gateway: the translator's request, the
+ * provider's authorize (signing, token exchange), the upstream's answer through fromUpstream or mapError.
+ */
+export async function callDirect(provider: ProviderDefinition, target: ProviderTarget, request: EmbeddingsRequest): Promise<EmbeddingsResult> {
+  const built = provider.embeddings!.toUpstream(request, target);
+  const signal = AbortSignal.timeout(10_000);
+  const sent = provider.authorize ? await provider.authorize(built, target, io, signal) : built;
+  const base = new URL(target.baseUrl);
+  const url = /^https?:\/\//.test(sent.path) ? sent.path : `${base.origin}${base.pathname.replace(/\/+$/, '')}${sent.path}`;
+  const response = await fetch(url, { method: sent.method, headers: sent.headers, ...(sent.body === undefined ? {} : { body: sent.body }), signal });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // kept as text, as the upstream client does for error bodies
+  }
+  if (response.status >= 400) throw provider.mapError(response.status, body, target, Object.fromEntries(response.headers));
+  return provider.embeddings!.fromUpstream(body, target, request);
+}
