@@ -20,7 +20,7 @@ export function isClaude(target: ProviderTarget): boolean {
  * is a resource path already (endpoints/123 for a tuned model, publishers/meta/models/...). `@` stays as is:
  * Claude versions are named model@date.
  */
-function modelPath(target: ProviderTarget, publisher: 'google' | 'anthropic'): string {
+export function modelPath(target: ProviderTarget, publisher: 'google' | 'anthropic'): string {
   const model = target.upstreamModel.includes('/') ? target.upstreamModel : `publishers/${publisher}/models/${target.upstreamModel}`;
   return `/${model.split('/').map((segment) => encodeURIComponent(segment).replace(/%40/g, '@')).join('/')}`;
 }
@@ -29,13 +29,13 @@ function modelPath(target: ProviderTarget, publisher: 'google' | 'anthropic'): s
  * The global location is served by aiplatform.googleapis.com, without a location prefix: the default base URL
  * filled with location "global" names a host that does not exist, so such requests go to the real one.
  */
-function resolved(target: ProviderTarget, path: string): string {
+export function resolved(target: ProviderTarget, path: string): string {
   const base = new URL(target.baseUrl);
   if (base.hostname !== 'global-aiplatform.googleapis.com') return path;
   return `${base.protocol}//aiplatform.googleapis.com${base.pathname.replace(/\/+$/, '')}${path}`;
 }
 
-function headers(target: ProviderTarget, betas: string[] = []): Record<string, string> {
+export function headers(target: ProviderTarget, betas: string[] = []): Record<string, string> {
   // The Bearer token is added by authorize (core runs it on every request).
   const all: Record<string, string> = { 'content-type': 'application/json', ...target.headers };
   if (betas.length > 0) all['anthropic-beta'] = [...new Set([...(all['anthropic-beta'] ?? '').split(','), ...betas].map((b) => b.trim()).filter((b) => b !== ''))].join(',');

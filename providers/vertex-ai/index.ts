@@ -3,6 +3,8 @@ import { anthropicErrorFromBody, messagesOptionProperties } from '../anthropic/i
 import { geminiError } from '../gemini/errors.ts';
 import { authorizeVertex } from './auth.ts';
 import { VERTEX_ANTHROPIC_VERSION, vertexChat } from './chat.ts';
+import { vertexEmbeddingOptions, vertexEmbeddings } from './embeddings.ts';
+import { embeddingTaskTypeOption } from '../gemini/embeddings.ts';
 
 export default defineProvider({
   slug: 'vertex-ai',
@@ -21,6 +23,8 @@ export default defineProvider({
         description: 'A service-account key file (JSON, as a mapping or as text, e.g. ${GOOGLE_SA_KEY}): client_email and private_key sign an RS256 JWT assertion exchanged at token_uri (default https://oauth2.googleapis.com/token) for a cloud-platform access token, cached until it expires. Takes precedence over apiKey.',
       },
       anthropicVersion: { type: 'string', minLength: 1, default: VERTEX_ANTHROPIC_VERSION, description: 'anthropic_version sent in the body of Claude requests (rawPredict).' },
+      embeddingTaskType: embeddingTaskTypeOption,
+      ...vertexEmbeddingOptions,
       // Claude models (upstream model claude-*) speak the Messages API: its options apply to them.
       ...messagesOptionProperties,
     },
@@ -28,8 +32,11 @@ export default defineProvider({
   capabilities: {
     // n (candidateCount) and search_grounding are Gemini's; Claude models refuse them before any I/O.
     chat: { stream: true, tools: true, vision: true, n: true, builtInTools: ['web_search', 'search_grounding', 'code_execution', 'computer_use'] },
+    // The text embedding models' :predict, up to 250 inputs a call (gemini-embedding-*: one).
+    embeddings: {},
   },
   chat: vertexChat,
+  embeddings: vertexEmbeddings,
   authorize: authorizeVertex,
   // Vertex's own errors are Google's {error: {code, message, status}}; Claude's are Anthropic's {type: error, error}.
   mapError: (status, body, target) => ((body as { type?: unknown } | null)?.type === 'error'
