@@ -1,16 +1,19 @@
 /**
- * POST /v1/completions: the chat request body exactly, answered in the legacy text form (`text_completion`, one
- * choice). It goes through the same pipeline and dispatcher as chat, so every chat provider serves it.
+ * POST /v1/completions: the chat request body, or the legacy one (`prompt`), answered in the legacy text form
+ * (`text_completion`, one choice). It goes through the same pipeline and dispatcher as chat, so every chat
+ * provider serves it; plugins see the canonical chat request (a prompt is one user message).
  */
 import { randomUUID } from 'node:crypto';
-import { chatRequestOf, chatResultOf, type ChatCompletion, type ChatCompletionChunk, type Usage } from '../canonical/chat.ts';
-import type { JsonSchema } from '../config/schema.ts';
-import { renderError, toGatewayError } from '../errors.ts';
+import {
+  chatRequestOf, chatResultOf, type CanonicalChatRequest, type CanonicalRequest, type ChatCompletion, type ChatCompletionChunk, type Usage,
+} from '../canonical/chat.ts';
+import { GatewayError, renderError, toGatewayError, validationError } from '../errors.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
 import { encodeSse } from '../streaming/sse.ts';
+import { compileRequestSchema } from '../validation.ts';
 import { parseChatBody, startEventStream } from './chat.ts';
 import type { DispatchEndpoint } from './endpoint.ts';
-import { chatRequestSchema } from './schemas/chat.ts';
+import { completionsRequestSchema, LEGACY_DEFAULT_MAX_TOKENS, textCompletionChunkSchema, textCompletionSchema } from './schemas/completions.ts';
 
 /** `cmpl-` + the upstream id without its own prefix, so logs can be matched; a fresh id when there is none. */
 function completionId(upstreamId: string | undefined): string {
@@ -18,17 +21,70 @@ function completionId(upstreamId: string | undefined): string {
   return `cmpl-${bare || randomUUID().replace(/-/g, '')}`;
 }
 
+const validateCompletions = compileRequestSchema<Record<string, unknown>>(completionsRequestSchema);
+
+/** The prompts the gateway echoes, by the canonical request they were parsed into (respond has only ctx). */
+const echoes = new WeakMap<CanonicalRequest, string>();
+
+const refused = (field: string, message: string) =>
+  new GatewayError('CAPABILITY_NOT_SUPPORTED', `${field} ${message}`, { field });
+
 /**
- * The chat schema accepts n from 1 to 10, and so does this endpoint; but the legacy answer has exactly one choice,
- * so the request goes upstream without n (one choice generated, one paid for).
+ * The prompt as one text, checked before the schema so that each way a legacy prompt can be out of reach gets
+ * its own message; undefined for the chat form. Neither form, or both: 400.
  */
-export function parseCompletionsBody(body: unknown) {
-  const request = parseChatBody(body);
-  const { n: _single, ...rest } = request.body;
-  return { ...request, body: rest };
+function legacyPrompt(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined; // the schema says so
+  const { prompt, messages } = body as Record<string, unknown>;
+  if (prompt === undefined) {
+    if (messages === undefined) throw validationError([{ path: '/messages', message: 'is required, or prompt (the legacy form)' }]);
+    return undefined;
+  }
+  const at = (message: string) => validationError([{ path: '/prompt', message }]);
+  if (messages !== undefined) throw at('cannot be sent with messages: send the chat form (messages) or the legacy one (prompt)');
+  if (typeof prompt === 'string') return prompt;
+  if (!Array.isArray(prompt)) throw at('must be a string, or an array of one string');
+  if (prompt.some((item) => typeof item !== 'string')) throw at('must be text: token arrays are not supported');
+  if (prompt.length !== 1) {
+    throw at(`must hold exactly one string, got ${prompt.length}: the answer has one choice, so send one request per prompt`);
+  }
+  return prompt[0] as string;
 }
 
-export function toTextCompletion(result: ChatCompletion, model: string) {
+/**
+ * The chat form or the legacy form -> the canonical chat request. The legacy fields never go upstream: what the
+ * gateway can honour is done here (prompt, echo, best_of 1), the rest is refused before any I/O. The legacy answer
+ * has exactly one choice, so n (1 to 10, as on chat) is accepted but not sent: one choice generated, one paid for.
+ */
+export function parseCompletionsBody(body: unknown): CanonicalChatRequest {
+  const prompt = legacyPrompt(body);
+  const { prompt: _prompt, suffix, echo, best_of: bestOf, logprobs, ...rest } = validateCompletions(body);
+  if (echo === true && prompt === undefined) {
+    throw validationError([{ path: '/echo', message: 'needs prompt: it echoes the legacy prompt, and messages have none' }]);
+  }
+  if (typeof suffix === 'string' && suffix !== '') {
+    throw refused('suffix', 'is not supported: providers are reached through their chat APIs, which cannot insert text before a suffix');
+  }
+  if (typeof bestOf === 'number' && bestOf > 1) {
+    throw refused('best_of', 'above 1 is not supported: providers are not asked for scored candidates to pick from; send 1 or leave it out');
+  }
+  if (typeof logprobs === 'number') {
+    throw refused('logprobs', 'as an integer (legacy log probabilities) is not supported: the answer has no logprobs object');
+  }
+  const chat: Record<string, unknown> = { ...rest, ...(typeof logprobs === 'boolean' ? { logprobs } : {}) };
+  if (prompt !== undefined) {
+    chat.messages = [{ role: 'user', content: prompt }];
+    if (chat.max_tokens === undefined && chat.max_completion_tokens === undefined) chat.max_tokens = LEGACY_DEFAULT_MAX_TOKENS;
+  }
+  const request = parseChatBody(chat);
+  const { n: _single, ...upstream } = request.body;
+  const canonical: CanonicalChatRequest = { ...request, body: upstream };
+  if (echo === true && prompt !== undefined) echoes.set(canonical, prompt);
+  return canonical;
+}
+
+/** `echo` is the prompt the text starts with, when the caller asked for it. */
+export function toTextCompletion(result: ChatCompletion, model: string, echo = '') {
   const choice = result.choices.find((c) => c.index === 0) ?? result.choices[0];
   const usage = result.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   return {
@@ -36,16 +92,30 @@ export function toTextCompletion(result: ChatCompletion, model: string) {
     object: 'text_completion' as const,
     created: result.created,
     model,
-    choices: [{ text: choice?.message.content ?? '', index: 0, finish_reason: choice?.finish_reason ?? null }],
+    choices: [{ text: echo + (choice?.message.content ?? ''), index: 0, finish_reason: choice?.finish_reason ?? null }],
     usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.total_tokens },
   };
 }
 
-async function* textEvents(chunks: AsyncIterable<ChatCompletionChunk>, model: string, includeUsage: boolean, signal: AbortSignal): AsyncGenerator<string> {
+interface TextStreamOptions {
+  model: string;
+  includeUsage: boolean;
+  /** The prompt to send first, when the caller asked for echo. */
+  echo: string | undefined;
+  signal: AbortSignal;
+}
+
+async function* textEvents(chunks: AsyncIterable<ChatCompletionChunk>, { model, includeUsage, echo, signal }: TextStreamOptions): AsyncGenerator<string> {
   const frame = (chunk: ChatCompletionChunk, rest: Record<string, unknown>) =>
     encodeSse(JSON.stringify({ id: completionId(chunk.id), object: 'text_completion', created: chunk.created, model, ...rest }));
+  let echoed = echo === undefined;
   try {
     for await (const chunk of chunks) {
+      // The echo takes the first upstream chunk's id and time, so the whole stream has one id.
+      if (!echoed) {
+        echoed = true;
+        yield frame(chunk, { choices: [{ text: echo, index: 0, finish_reason: null }] });
+      }
       const choice = chunk.choices.find((c) => c.index === 0);
       const text = choice?.delta.content ?? '';
       // Role-only and tool-call deltas carry no text: only text and the finish reason go out.
@@ -68,61 +138,16 @@ function routedModel(ctx: GatewayContext, fallback: string): string {
   return ctx.state.gw.target?.upstreamModel ?? fallback;
 }
 
-const usageSchema: JsonSchema = {
-  type: 'object', required: ['prompt_tokens', 'completion_tokens', 'total_tokens'],
-  properties: { prompt_tokens: { type: 'integer' }, completion_tokens: { type: 'integer' }, total_tokens: { type: 'integer' } },
-};
-
-const textCompletionSchema: JsonSchema = {
-  type: 'object', required: ['id', 'object', 'created', 'model', 'choices', 'usage'],
-  properties: {
-    id: { type: 'string', pattern: '^cmpl-' },
-    object: { type: 'string', enum: ['text_completion'] },
-    created: { type: 'integer' },
-    model: { type: 'string', description: 'The model after routing (as X-Model).' },
-    choices: {
-      type: 'array', minItems: 1, maxItems: 1,
-      items: {
-        type: 'object', required: ['text', 'index', 'finish_reason'],
-        properties: {
-          text: { type: 'string' },
-          index: { type: 'integer', enum: [0] },
-          finish_reason: { type: 'string', nullable: true, enum: ['stop', 'length', 'tool_calls', 'content_filter', 'function_call', null] },
-        },
-      },
-    },
-    usage: usageSchema,
-  },
-};
-
-const textCompletionChunkSchema: JsonSchema = {
-  type: 'object', required: ['id', 'object', 'created', 'model', 'choices'],
-  description: 'One `data:` event of the text/event-stream answer; the stream ends with `data: [DONE]`. With '
-    + 'stream_options.include_usage, a last chunk with no choices carries usage.',
-  properties: {
-    id: { type: 'string' },
-    object: { type: 'string', enum: ['text_completion'] },
-    created: { type: 'integer' },
-    model: { type: 'string' },
-    choices: {
-      type: 'array', maxItems: 1,
-      items: {
-        type: 'object', required: ['text', 'index', 'finish_reason'],
-        properties: { text: { type: 'string' }, index: { type: 'integer' }, finish_reason: { type: 'string', nullable: true } },
-      },
-    },
-    usage: usageSchema,
-  },
-};
-
 export const completionsEndpoint: DispatchEndpoint = {
   kind: 'dispatch',
   method: 'POST',
   path: '/v1/completions',
   capability: 'completions',
-  summary: 'Legacy completion: the chat request body, answered as a text_completion with one choice (n is not sent upstream).',
+  summary: 'Legacy completion: the chat request body or a legacy prompt, answered as a text_completion with one choice (n is not sent upstream).',
+  description: 'A prompt is sent as one user message, with max_tokens 16 unless the caller names a limit. echo is done by the '
+    + 'gateway; suffix, best_of above 1 and an integer logprobs are refused with 400 CAPABILITY_NOT_SUPPORTED.',
   errorEnvelope: 'legacy',
-  requestSchema: chatRequestSchema,
+  requestSchema: completionsRequestSchema,
   responses: {
     '200': { description: 'The completion; with stream true, a text/event-stream of text_completion chunks ending with [DONE].', schema: textCompletionSchema },
     '200-stream': { description: 'Streaming chunk', schema: textCompletionChunkSchema, contentType: 'text/event-stream' },
@@ -130,12 +155,14 @@ export const completionsEndpoint: DispatchEndpoint = {
   parse: parseCompletionsBody,
   respond(ctx) {
     const gw = ctx.state.gw;
+    const echo = gw.canonical ? echoes.get(gw.canonical) : undefined;
     if (gw.stream) {
-      startEventStream(ctx, textEvents(gw.stream, routedModel(ctx, gw.canonical?.model ?? ''), chatRequestOf(gw.canonical!).includeUsage, gw.signal));
+      const includeUsage = chatRequestOf(gw.canonical!).includeUsage;
+      startEventStream(ctx, textEvents(gw.stream, { model: routedModel(ctx, gw.canonical?.model ?? ''), includeUsage, echo, signal: gw.signal }));
       return;
     }
     const result = chatResultOf(gw.result!);
     ctx.status = 200;
-    ctx.body = toTextCompletion(result, routedModel(ctx, result.model));
+    ctx.body = toTextCompletion(result, routedModel(ctx, result.model), echo);
   },
 };

@@ -1,6 +1,6 @@
 /**
  * POST /v1/completions: the chat body, answered in the legacy text form, through the gateway to the OpenAI fake,
- * with the official openai client's raw request and plain fetch.
+ * with the official openai client's raw request and plain fetch. The legacy prompt form is in legacy-completions.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
@@ -178,7 +178,7 @@ describe('POST /v1/completions', () => {
   test('validation failures: 400 VALIDATION_ERROR in the canonical envelope, and no upstream call', async () => {
     const cases: Array<[unknown, string]> = [
       [{ model: 'gpt-4o-mini' }, '/messages'],
-      [{ model: 'gpt-4o-mini', prompt: 'Say hello' }, '/messages'],
+      [{ ...hello, prompt: 'Say hello' }, '/prompt'],
       [{ ...hello, messages: [] }, '/messages'],
       [{ messages: hello.messages }, '/model'],
       [{ ...hello, temperature: 2.5 }, '/temperature'],
