@@ -7,7 +7,9 @@ import replicate from './replicate/index.ts';
 import gemini from './gemini/index.ts';
 import vertexAi from './vertex-ai/index.ts';
 import bedrock from './bedrock/index.ts';
+import voyage from './voyage/index.ts';
+import jina from './jina/index.ts';
 import { openAiCompatibleProviders } from './openai-compatible/index.ts';
 import { azureProviders } from './azure-openai/index.ts';
 
-export const builtInProviders = [openai, anthropic, cohere, watsonx, replicate, gemini, vertexAi, bedrock, ...openAiCompatibleProviders, ...azureProviders];
+export const builtInProviders = [openai, anthropic, cohere, watsonx, replicate, gemini, vertexAi, bedrock, voyage, jina, ...openAiCompatibleProviders, ...azureProviders];
