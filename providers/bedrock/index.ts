@@ -4,6 +4,7 @@
  */
 import { defineProvider, type ChatTranslator, type ProviderTarget, type UpstreamRequest } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
+import { bedrockEmbeddingOptions, bedrockEmbeddings } from './embeddings.ts';
 import { bedrockHttpError } from './errors.ts';
 import { toConverse } from './request.ts';
 import { fromConverse } from './response.ts';
@@ -83,13 +84,17 @@ export default defineProvider({
         type: 'object',
         description: "Model-specific fields merged into every request's additionalModelRequestFields (e.g. {top_k: 50} for Claude); reasoning fields derived from the request take precedence.",
       },
+      ...bedrockEmbeddingOptions,
     },
     dependencies: { accessKeyId: ['secretAccessKey'], secretAccessKey: ['accessKeyId'] },
   },
   capabilities: {
     chat: { stream: true, tools: true, vision: true, n: false },
+    // InvokeModel with Titan Text Embeddings (one input a call) and Cohere Embed (up to 96).
+    embeddings: {},
   },
   chat,
+  embeddings: bedrockEmbeddings,
   authorize: async (request, target, io) => authorize(request, target, io.now()),
   mapError: (status, body, target, headers) => bedrockHttpError(target, status, body, headers),
 });

@@ -16,8 +16,8 @@ export interface EmbeddingsWire {
   answer(req: RecordedUpstreamRequest, length: number): { headers?: Record<string, string>; body: string };
   errorBody(status: number, message: string): { headers?: Record<string, string>; body: string };
   assertAuth(req: RecordedUpstreamRequest, credential: string): void;
-  /** Whether the answer carries a token count (otherwise the gateway estimates usage). */
-  reportsUsage: boolean;
+  /** Whether the answer for this upstream model carries a token count (otherwise the gateway estimates usage). */
+  reportsUsage(upstreamModel: string): boolean;
 }
 
 /**

@@ -43,7 +43,7 @@ export const geminiEmbeddingsWire: EmbeddingsWire = {
     assert.equal(req.headers['x-goog-api-key'], credential);
     assert.equal(req.headers.authorization, undefined);
   },
-  reportsUsage: false,
+  reportsUsage: () => false,
 };
 
 const VERTEX_PATH = /^(.*)\/publishers\/google\/models\/([^/:?]+):predict$/;
@@ -74,5 +74,5 @@ export const vertexEmbeddingsWire: EmbeddingsWire = {
   assertAuth(req, credential) {
     assert.equal(req.headers.authorization, `Bearer ${credential}`);
   },
-  reportsUsage: true,
+  reportsUsage: () => true,
 };
