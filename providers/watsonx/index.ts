@@ -1,6 +1,7 @@
-/** IBM watsonx.ai chat, authorized with an IBM Cloud IAM token exchanged for the configured API key. */
+/** IBM watsonx.ai chat, embeddings and rerank, authorized with an IBM Cloud IAM token exchanged for the configured API key. */
 import { defineProvider } from '../../core/dispatch/provider.ts';
 import { DEFAULT_VERSION, watsonxChat } from './chat.ts';
+import { watsonxEmbeddings, watsonxRerank } from './embed-rerank.ts';
 import { watsonxError } from './errors.ts';
 import { DEFAULT_IAM_URL, iamToken } from './iam.ts';
 
@@ -24,8 +25,12 @@ export default defineProvider({
   },
   capabilities: {
     chat: { stream: true, tools: true, vision: true, n: true },
+    embeddings: {},
+    rerank: {},
   },
   chat: watsonxChat,
+  embeddings: watsonxEmbeddings,
+  rerank: watsonxRerank,
   async authorize(request, target, io) {
     const token = await iamToken(target, io);
     return { ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } };

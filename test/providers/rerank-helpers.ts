@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../../core/canonical/embeddings.ts';
 import type { RerankRequest, RerankResult } from '../../core/canonical/rerank.ts';
-import type { ProviderDefinition, ProviderTarget, UpstreamRequest } from '../../core/dispatch/provider.ts';
+import type { ProviderDefinition, ProviderIO, ProviderTarget, UpstreamRequest } from '../../core/dispatch/provider.ts';
 
 export interface Seen { method: string; url: string; headers: IncomingMessage['headers']; json: any }
 export interface Reply { status?: number; body: unknown }
@@ -49,8 +49,8 @@ function urlOf(target: ProviderTarget, request: UpstreamRequest): string {
   return `${target.baseUrl.replace(/\/+$/, '')}${request.path}`;
 }
 
-async function send(provider: ProviderDefinition, target: ProviderTarget, built: UpstreamRequest): Promise<{ status: number; body: unknown }> {
-  const request = provider.authorize ? await provider.authorize(built, target, noIo, AbortSignal.timeout(5000)) : built;
+async function send(provider: ProviderDefinition, target: ProviderTarget, built: UpstreamRequest, io: ProviderIO): Promise<{ status: number; body: unknown }> {
+  const request = provider.authorize ? await provider.authorize(built, target, io, AbortSignal.timeout(5000)) : built;
   const response = await fetch(urlOf(target, request), { method: request.method, headers: request.headers, ...(request.body !== undefined ? { body: request.body } : {}) });
   const text = await response.text();
   let body: unknown = text;
@@ -58,22 +58,23 @@ async function send(provider: ProviderDefinition, target: ProviderTarget, built:
   return { status: response.status, body };
 }
 
-const noIo = {
+/** For providers that sign (SigV4) or exchange nothing; a token exchange gets its own `io` from the test. */
+export const noIo: ProviderIO = {
   fetchJson: () => Promise.reject(new Error('no token exchange in this test')),
   cached: () => Promise.reject(new Error('no token exchange in this test')),
   now: () => Date.now(),
 };
 
-export async function embedThrough(provider: ProviderDefinition, target: ProviderTarget, request: EmbeddingsRequest): Promise<EmbeddingsResult> {
+export async function embedThrough(provider: ProviderDefinition, target: ProviderTarget, request: EmbeddingsRequest, io = noIo): Promise<EmbeddingsResult> {
   const translator = provider.embeddings!;
-  const answer = await send(provider, target, translator.toUpstream(request, target));
+  const answer = await send(provider, target, translator.toUpstream(request, target), io);
   if (answer.status >= 400) throw provider.mapError(answer.status, answer.body, target);
   return translator.fromUpstream(answer.body, target, request);
 }
 
-export async function rerankThrough(provider: ProviderDefinition, target: ProviderTarget, request: RerankRequest): Promise<RerankResult> {
+export async function rerankThrough(provider: ProviderDefinition, target: ProviderTarget, request: RerankRequest, io = noIo): Promise<RerankResult> {
   const translator = provider.rerank!;
-  const answer = await send(provider, target, translator.toUpstream(request, target));
+  const answer = await send(provider, target, translator.toUpstream(request, target), io);
   if (answer.status >= 400) throw provider.mapError(answer.status, answer.body, target);
   return translator.fromUpstream(answer.body, target, request);
 }
