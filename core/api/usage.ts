@@ -5,10 +5,13 @@
  *   [from, to) on the time each request arrived. Defaults: `to` now, `from` 30 days before `to`. `to` must be
  *   after `from`.
  * - `group_by`: a comma list of `model` (the configured model the request resolved to), `provider`, `key` (the
- *   API key id; null for JWT callers) and `day` (UTC, YYYY-MM-DD). Rows are ordered by the groups in the order
+ *   API key id; null for JWT callers), `day` (UTC, YYYY-MM-DD) and `modality` (chat, completion, embeddings,
+ *   rerank, ...). Rows are ordered by the groups in the order
  *   given (nulls last). Without it, one row sums the whole window.
  * - `limit` (1-100, default 20) and `cursor`, as every list endpoint. A cursor carries its query's window and
  *   groups: the next pages are of the same query, even with the default `to`.
+ *
+ * Rows sum tokens and search units (rerank's billing unit) beside the cost.
  *
  * Scope: an API key sees its own records; a JWT caller its own (its subject), and a JWT with role `admin` its whole
  * tenant. Records are written in batches (plugins/usage): a request shows here once its batch is written, within
@@ -29,6 +32,7 @@ const GROUPS = {
   provider: { expr: 'provider', nullable: true },
   key: { expr: 'api_key_id', nullable: true },
   day: { expr: `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`, nullable: false },
+  modality: { expr: 'modality', nullable: false },
 } as const;
 
 export type UsageGroup = keyof typeof GROUPS;
@@ -39,12 +43,15 @@ export interface UsageRow {
   provider?: string | null;
   key?: string | null;
   day?: string;
+  modality?: string;
   requests: number;
   prompt_tokens: number;
   completion_tokens: number;
   cached_tokens: number;
   reasoning_tokens: number;
   total_tokens: number;
+  /** Rerank's billing unit: one query with up to 100 documents. */
+  search_units: number;
   /** Sum of the priced records; null when no record of the group had a price. */
   cost_usd: number | null;
 }
@@ -160,6 +167,7 @@ interface SumRow {
   cached_tokens: string | null;
   reasoning_tokens: string | null;
   total_tokens: string | null;
+  search_units: string | null;
   cost_usd: string | null;
   [group: `g_${string}`]: string | null;
 }
@@ -170,7 +178,7 @@ export async function usagePage(db: Queryable, caller: Caller, q: UsageQuery) {
   where.push(`created_at >= $${params.length - 1}::timestamptz`, `created_at < $${params.length}::timestamptz`);
   const sums = `count(*)::text AS requests, sum(prompt_tokens)::text AS prompt_tokens, sum(completion_tokens)::text AS completion_tokens,
     sum(cached_tokens)::text AS cached_tokens, sum(reasoning_tokens)::text AS reasoning_tokens, sum(total_tokens)::text AS total_tokens,
-    sum(cost_usd)::text AS cost_usd`;
+    sum(search_units)::text AS search_units, sum(cost_usd)::text AS cost_usd`;
   const columns = q.groups.map((g) => `${GROUPS[g].expr} AS g_${g}`);
   const inner = `SELECT ${[...columns, sums].join(', ')} FROM usage_records WHERE ${where.join(' AND ')}${q.groups.length > 0 ? ` GROUP BY ${q.groups.map((_, i) => i + 1).join(', ')}` : ''}`;
 
@@ -225,6 +233,7 @@ function toUsageRow(row: SumRow, groups: UsageGroup[]): UsageRow {
     cached_tokens: count(row.cached_tokens),
     reasoning_tokens: count(row.reasoning_tokens),
     total_tokens: count(row.total_tokens),
+    search_units: count(row.search_units),
     cost_usd: row.cost_usd === null ? null : Number(Number(row.cost_usd).toFixed(12)),
   };
 }
@@ -238,18 +247,20 @@ export const usageListSchema: JsonSchema = {
     data: {
       type: 'array',
       items: {
-        type: 'object', required: ['requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost_usd'],
+        type: 'object', required: ['requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'search_units', 'cost_usd'],
         properties: {
           model: { ...nullableString, description: 'With group_by model: the configured model the requests resolved to.' },
           provider: { ...nullableString, description: 'With group_by provider.' },
           key: { ...nullableString, description: 'With group_by key: the API key id; null for JWT callers.' },
           day: { type: 'string', description: 'With group_by day: the UTC day, YYYY-MM-DD.' },
+          modality: { type: 'string', description: 'With group_by modality: chat, completion (the legacy endpoint), embeddings, rerank, ...' },
           requests: { type: 'integer' },
           prompt_tokens: { type: 'integer' },
           completion_tokens: { type: 'integer' },
           cached_tokens: { type: 'integer' },
           reasoning_tokens: { type: 'integer' },
           total_tokens: { type: 'integer' },
+          search_units: { type: 'integer', description: 'Rerank search units billed (one query with up to 100 documents); 0 for the other modalities.' },
           cost_usd: { type: 'number', nullable: true, description: 'Sum over the priced requests; null when none had a price.' },
         },
       },
@@ -267,9 +278,9 @@ export const usageEndpoint: LocalEndpoint = {
   method: 'GET',
   path: '/v1/usage',
   capability: 'usage:read',
-  summary: 'Usage summed per group over a window: requests, tokens and cost.',
+  summary: 'Usage summed per group over a window: requests, tokens, search units and cost.',
   description: 'Query: `from`, `to` (ISO 8601 or unix seconds; default the last 30 days; the window is [from, to)), '
-    + '`group_by` (comma list of model, provider, key, day), `limit` (1-100, default 20) and `cursor`. An API key sees its '
+    + '`group_by` (comma list of model, provider, key, day, modality), `limit` (1-100, default 20) and `cursor`. An API key sees its '
     + 'own usage, a JWT caller its own, a JWT with role admin its tenant\'s. Records appear once written (within the usage '
     + 'plugin\'s flushIntervalMs).',
   errorEnvelope: 'canonical',

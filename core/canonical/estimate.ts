@@ -4,6 +4,8 @@
  * the request (gw.usageEstimated), never on the wire.
  */
 import type { ChatCompletionRequest, ChatMessage, Usage } from './chat.ts';
+import { embeddingInputs, type EmbeddingsRequest } from './embeddings.ts';
+import type { RerankRequest } from './rerank.ts';
 
 type Counter = (text: string) => number;
 let counter: Promise<Counter> | undefined;
@@ -58,4 +60,41 @@ export async function estimateUsage(request: ChatCompletionRequest, completionTe
   const prompt = await countPromptTokens(request);
   const completion = completionText === '' ? 0 : count(completionText);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/**
+ * The input tokens of an embeddings request: every input's text, with no format overhead (providers count the
+ * texts alone). Counted once per body, as the chat prompt is.
+ */
+const inputEstimates = new WeakMap<EmbeddingsRequest | RerankRequest, Promise<number>>();
+
+function cachedCount(body: EmbeddingsRequest | RerankRequest, count: () => Promise<number>): Promise<number> {
+  let estimate = inputEstimates.get(body);
+  if (!estimate) {
+    estimate = count();
+    inputEstimates.set(body, estimate);
+  }
+  return estimate;
+}
+
+export function estimateEmbeddingsTokens(request: EmbeddingsRequest): Promise<number> {
+  return cachedCount(request, async () => {
+    const count = await loadCounter();
+    let tokens = 0;
+    for (const input of embeddingInputs(request)) tokens += count(input);
+    return tokens;
+  });
+}
+
+/**
+ * The tokens a reranker reads: a cross-encoder reads the query beside every document, so the query counts once
+ * per document (as Voyage defines a rerank's total tokens), plus every document once.
+ */
+export function estimateRerankTokens(request: RerankRequest): Promise<number> {
+  return cachedCount(request, async () => {
+    const count = await loadCounter();
+    let tokens = count(request.query) * request.documents.length;
+    for (const document of request.documents) tokens += count(document);
+    return tokens;
+  });
 }

@@ -141,9 +141,13 @@ const modelSchema: JsonSchema = {
     context_window: { type: 'integer', minimum: 1, description: 'Max input tokens.' },
     max_output_tokens: { type: 'integer', minimum: 1, nullable: true, description: 'Max output tokens.' },
     pricing: {
-      type: 'object', additionalProperties: false, description: 'USD per million tokens.',
+      type: 'object', additionalProperties: false,
+      description: 'What requests to the model cost: USD per million tokens, and USD per search unit for rerank. A price left out counts as 0; a model with none of them is unpriced.',
       properties: {
-        input: { type: 'number', minimum: 0 }, output: { type: 'number', minimum: 0 }, cachedInput: { type: 'number', minimum: 0 },
+        input: { type: 'number', minimum: 0, description: 'USD per million input tokens: the prompt of chat, the inputs of embeddings, the tokens a rerank provider reports.' },
+        output: { type: 'number', minimum: 0, description: 'USD per million completion tokens (reasoning included).' },
+        cachedInput: { type: 'number', minimum: 0, description: 'USD per million cached prompt tokens (default: input).' },
+        searchUnit: { type: 'number', minimum: 0, description: 'USD per rerank search unit: one query with up to 100 documents (meta.billed_units.search_units).' },
       },
     },
     enabled: { type: 'boolean', default: true, description: 'A disabled model is neither listed nor routed.' },

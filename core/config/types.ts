@@ -94,7 +94,8 @@ export interface ModelConfig {
   capabilities?: string[];
   context_window?: number;
   max_output_tokens?: number | null;
-  pricing?: { input?: number; output?: number; cachedInput?: number };
+  /** USD per million tokens (input, output, cachedInput), and USD per rerank search unit (searchUnit). */
+  pricing?: { input?: number; output?: number; cachedInput?: number; searchUnit?: number };
   enabled: boolean;
 }
 

@@ -1,27 +1,38 @@
 /**
- * What a request cost, from the model's `pricing` (USD per million tokens). Cached prompt tokens are priced at
- * `cachedInput` when it is given, otherwise at `input`; completion tokens (reasoning tokens included, as
- * providers count them) at `output`. A price the model leaves out counts as 0; a model without `pricing`, or
- * with neither `input` nor `output`, has no cost: null, never a guessed 0.
+ * What a request cost, from the model's `pricing`: USD per million tokens and USD per rerank search unit. Cached
+ * prompt tokens are priced at `cachedInput` when it is given, otherwise at `input`; completion tokens (reasoning
+ * tokens included, as providers count them) at `output`; search units (rerank) at `searchUnit`. The same prices
+ * serve every modality: embeddings have only input tokens, a rerank has its search units and whatever tokens its
+ * provider reports. A price the model leaves out counts as 0; a model without `pricing`, or with none of `input`,
+ * `output` and `searchUnit`, has no cost: null, never a guessed 0.
  */
 import type { Usage } from '../canonical/chat.ts';
 import type { ModelConfig } from '../config/types.ts';
 
 export type Pricing = NonNullable<ModelConfig['pricing']>;
 
-export type PricedUsage = Pick<Usage, 'prompt_tokens' | 'completion_tokens' | 'prompt_tokens_details'>;
+export type PricedUsage = Pick<Usage, 'prompt_tokens' | 'completion_tokens' | 'prompt_tokens_details'> & {
+  /** Rerank: the search units billed (meta.billed_units.search_units). */
+  search_units?: number;
+};
 
 /** The cost in micro-dollars before rounding: tokens x USD per million tokens is exactly micro-dollars. */
 function micros(pricing: Pricing, usage: PricedUsage): number {
   const prompt = Math.max(0, usage.prompt_tokens);
   const cached = Math.min(prompt, Math.max(0, usage.prompt_tokens_details?.cached_tokens ?? 0));
   const input = pricing.input ?? 0;
-  return (prompt - cached) * input + cached * (pricing.cachedInput ?? input) + Math.max(0, usage.completion_tokens) * (pricing.output ?? 0);
+  const tokens = (prompt - cached) * input + cached * (pricing.cachedInput ?? input) + Math.max(0, usage.completion_tokens) * (pricing.output ?? 0);
+  return tokens + Math.max(0, usage.search_units ?? 0) * (pricing.searchUnit ?? 0) * 1e6;
+}
+
+/** Whether the model has a price at all (an unpriced model costs null, not 0). */
+export function isPriced(pricing: Pricing | undefined): pricing is Pricing {
+  return !!pricing && (pricing.input !== undefined || pricing.output !== undefined || pricing.searchUnit !== undefined);
 }
 
 /** USD, or null when the model has no pricing. */
 export function costUsd(pricing: Pricing | undefined, usage: PricedUsage): number | null {
-  if (!pricing || (pricing.input === undefined && pricing.output === undefined)) return null;
+  if (!isPriced(pricing)) return null;
   // Twelve decimals drop the binary noise of the multiplication (9 x 0.15 = 1.3499999999999999).
   return Number((micros(pricing, usage) / 1e6).toFixed(12));
 }

@@ -1,7 +1,8 @@
 /**
  * A usage record (one per request) and the multi-row insert that writes a batch of them into `usage_records`
- * (migration 0003). One INSERT per batch, whatever its size: every column goes as one array parameter.
+ * (migrations 0003 and 0005). One INSERT per batch, whatever its size: every column goes as one array parameter.
  */
+import type { Modality } from '../canonical/chat.ts';
 import type { Queryable } from '../store/database.ts';
 
 export type UsageStatus = 'completed' | 'aborted' | 'failed';
@@ -19,6 +20,8 @@ export interface UsageRecord {
   apiKeyId: string | null;
   userId: string | null;
   endpoint: string;
+  /** chat, completion (the legacy endpoint), embeddings, rerank, ... */
+  modality: Modality;
   stream: boolean;
   provider: string | null;
   requestedModel: string | null;
@@ -29,6 +32,8 @@ export interface UsageRecord {
   cachedTokens: number;
   reasoningTokens: number;
   totalTokens: number;
+  /** Rerank: the search units billed; 0 for the other modalities. */
+  searchUnits: number;
   estimated: boolean;
   costUsd: number | null;
   latencyMs: number;
@@ -60,6 +65,8 @@ const COLUMNS: Array<[string, string, (r: UsageRecord) => unknown]> = [
   ['reasoning_tokens', 'bigint', (r) => r.reasoningTokens],
   ['total_tokens', 'bigint', (r) => r.totalTokens],
   ['estimated', 'boolean', (r) => r.estimated],
+  ['modality', 'text', (r) => r.modality],
+  ['search_units', 'bigint', (r) => r.searchUnits],
   ['cost_usd', 'numeric', (r) => (r.costUsd === null ? null : String(r.costUsd))],
   ['latency_ms', 'float8', (r) => r.latencyMs],
   ['ttfb_ms', 'float8', (r) => r.ttfbMs],

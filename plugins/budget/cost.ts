@@ -4,11 +4,11 @@
  * Prices and rounding are the usage plugin's (core/usage/pricing.ts), so that counters rebuilt from usage records
  * match the counters requests kept.
  */
-import type { ChatCompletionRequest, Usage } from '../../core/canonical/chat.ts';
-import { estimatePromptTokens } from '../../core/canonical/estimate.ts';
+import type { CanonicalRequest, CanonicalResult } from '../../core/canonical/chat.ts';
 import type { GatewayConfig, ModelConfig } from '../../core/config/types.ts';
 import { allowsModel, overriddenModel, type EffectivePolicy } from '../../core/identity/policy.ts';
-import { costUsd, toMicroUsd, type Pricing } from '../../core/usage/pricing.ts';
+import { costUsd, isPriced, toMicroUsd, type PricedUsage, type Pricing } from '../../core/usage/pricing.ts';
+import { estimateInputTokens, estimateSearchUnits, meteredResult } from '../../core/usage/units.ts';
 
 export type ModelPrice =
   /** Not a model this caller can use: routing refuses it, nothing to reserve. */
@@ -21,22 +21,50 @@ export function modelPrice(config: GatewayConfig, policy: EffectivePolicy, reque
   const model = config.models.find((m) => m.id === modelId && m.enabled);
   if (!model || !allowsModel(policy, modelId)) return { kind: 'unroutable' };
   const pricing = model.pricing;
-  if (costUsd(pricing, { prompt_tokens: 0, completion_tokens: 0 }) === null) return { kind: 'unpriced', modelId };
-  return { kind: 'priced', modelId, pricing: pricing!, model };
+  if (!isPriced(pricing)) return { kind: 'unpriced', modelId };
+  return { kind: 'priced', modelId, pricing, model };
 }
 
-export function costMicros(pricing: Pricing, usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens' | 'prompt_tokens_details'>): number {
+export function costMicros(pricing: Pricing, usage: PricedUsage): number {
   return toMicroUsd(costUsd(pricing, usage) ?? 0);
 }
 
 /**
- * The reservation: the prompt as the gateway's tokenizer counts it (no cached tokens assumed), plus the most
- * completion tokens the request allows: max_completion_tokens, else max_tokens, else the model's
- * max_output_tokens, else `defaultCompletionTokens`; times n choices.
+ * The reservation, by modality:
+ * - chat: the prompt as the gateway's tokenizer counts it (no cached tokens assumed), plus the most completion
+ *   tokens the request allows: max_completion_tokens, else max_tokens, else the model's max_output_tokens, else
+ *   `defaultCompletionTokens`; times n choices;
+ * - embeddings: the inputs' tokens at `input`;
+ * - rerank: one search unit per started hundred documents at `searchUnit`, plus the query read beside every
+ *   document and the documents at `input` (counted only when the model has an input price); it settles to the
+ *   search units billed and the tokens reported, if any (core/usage/units.ts).
  */
-export async function estimateMicros(price: Extract<ModelPrice, { kind: 'priced' }>, body: ChatCompletionRequest, defaultCompletionTokens: number): Promise<number> {
-  const prompt = await estimatePromptTokens(body);
-  const perChoice = body.max_completion_tokens ?? body.max_tokens ?? price.model.max_output_tokens ?? defaultCompletionTokens;
-  const choices = typeof body.n === 'number' && body.n > 1 ? body.n : 1;
-  return costMicros(price.pricing, { prompt_tokens: prompt, completion_tokens: perChoice * choices });
+export async function estimateMicros(price: Extract<ModelPrice, { kind: 'priced' }>, request: CanonicalRequest, defaultCompletionTokens: number): Promise<number> {
+  const { pricing } = price;
+  switch (request.modality) {
+    case 'chat': {
+      const { body } = request;
+      const prompt = await estimateInputTokens(request);
+      const perChoice = body.max_completion_tokens ?? body.max_tokens ?? price.model.max_output_tokens ?? defaultCompletionTokens;
+      const choices = typeof body.n === 'number' && body.n > 1 ? body.n : 1;
+      return costMicros(pricing, { prompt_tokens: prompt, completion_tokens: perChoice * choices });
+    }
+    case 'embeddings':
+      return costMicros(pricing, { prompt_tokens: await estimateInputTokens(request), completion_tokens: 0 });
+    case 'rerank': {
+      const tokens = pricing.input ? await estimateInputTokens(request) : 0;
+      return costMicros(pricing, { prompt_tokens: tokens, completion_tokens: 0, search_units: estimateSearchUnits(request.body.documents.length) });
+    }
+  }
+}
+
+/**
+ * The cost of a complete answer, as the usage plugin records it: its tokens (reported, or estimated for
+ * embeddings) and search units. A chat answer without usage keeps the estimate, as before any modality existed.
+ */
+export async function answerMicros(pricing: Pricing, request: CanonicalRequest, result: CanonicalResult | undefined, estimate: number): Promise<number> {
+  if (!result) return estimate;
+  const { usage, searchUnits } = await meteredResult(request, result, false);
+  if (!usage && searchUnits === 0) return estimate;
+  return costMicros(pricing, { ...(usage ?? { prompt_tokens: 0, completion_tokens: 0 }), search_units: searchUnits });
 }

@@ -1,11 +1,11 @@
 /**
  * budget: USD budgets per deployment (tenant), organization, department and API key, daily, monthly or total
- * (core/budget/). A chat request reserves its estimated cost on every budget that applies before it is
- * dispatched, and is refused with 402 BUDGET_EXCEEDED when it does not fit in one of them; afterwards the
- * reservation is settled to the real cost (streams included). See docs/limits.md#budgets.
+ * (core/budget/). A request (chat, embeddings or rerank, priced per modality: plugins/budget/cost.ts) reserves
+ * its estimated cost on every budget that applies before it is dispatched, and is refused with 402
+ * BUDGET_EXCEEDED when it does not fit in one of them; afterwards the reservation is settled to the real cost
+ * (streams included). See docs/limits.md#budgets.
  */
 import { BudgetService } from '../../core/budget/budgets.ts';
-import { chatRequestOf } from '../../core/canonical/chat.ts';
 import type { ApplicableBudget, Reservation } from '../../core/budget/ledger.ts';
 import { usd } from '../../core/budget/periods.ts';
 import type { JsonSchema } from '../../core/config/schema.ts';
@@ -14,7 +14,7 @@ import type { StreamOutcome } from '../../core/pipeline/context.ts';
 import { definePlugin } from '../../core/pipeline/plugin.ts';
 import { StoreGuard } from '../../core/pipeline/store-guard.ts';
 import { lateOutcome } from '../../core/store/deadline.ts';
-import { costMicros, estimateMicros, modelPrice } from './cost.ts';
+import { answerMicros, costMicros, estimateMicros, modelPrice } from './cost.ts';
 
 interface BudgetPluginConfig {
   onStoreError: 'open' | 'closed';
@@ -120,7 +120,7 @@ export default definePlugin<BudgetPluginConfig>({
         return next();
       }
 
-      const estimate = await estimateMicros(price, chatRequestOf(request).body, config.defaultCompletionTokens);
+      const estimate = await estimateMicros(price, request, config.defaultCompletionTokens);
       let reservation: Reservation;
       const reserving = budgets.ledger.reserve(applicable, estimate, services.clock.now());
       try {
@@ -159,7 +159,7 @@ export default definePlugin<BudgetPluginConfig>({
         gw.tap({ complete: (outcome) => void settle(streamMicros(outcome, cost, estimate)) });
         return;
       }
-      await settle(gw.result?.usage ? cost(gw.result.usage) : estimate);
+      await settle(await answerMicros(price.pricing, request, gw.result, estimate));
     };
   },
 });

@@ -1,18 +1,34 @@
 /**
- * Token reservations: before the call a token window is charged an estimate (the prompt as the tokenizer counts
- * it, plus max_tokens or the configured completion estimate, per choice); after the answer the reservation is
- * settled to the real usage.total_tokens.
+ * Token reservations: before the call a token window is charged an estimate, settled to the real
+ * usage.total_tokens after the answer. The estimate is the request's input as the tokenizer counts it
+ * (core/usage/units.ts): a chat prompt, an embeddings request's inputs, a rerank's query and documents; a chat
+ * request adds max_tokens or the configured completion estimate, per choice. Embeddings and rerank generate no
+ * tokens, so their input is their whole estimate.
  */
-import { chatRequestOf } from '../../core/canonical/chat.ts';
-import { estimatePromptTokens } from '../../core/canonical/estimate.ts';
+import type { CanonicalRequest } from '../../core/canonical/chat.ts';
 import { validationError } from '../../core/errors.ts';
 import type { GatewayState } from '../../core/pipeline/context.ts';
+import { estimateInputTokens } from '../../core/usage/units.ts';
 import type { PlannedWindow } from './plan.ts';
 
+/** Where the input of each modality is, and what to call it, for a request that can never fit. */
+function inputOf(request: CanonicalRequest, route: string): { path: string; name: string } {
+  switch (request.modality) {
+    case 'chat': return route === '/v1/completions' ? { path: '/prompt', name: 'prompt' } : { path: '/messages', name: 'prompt' };
+    case 'embeddings': return { path: '/input', name: 'input' };
+    case 'rerank': return { path: '/documents', name: 'query with its documents' };
+  }
+}
+
 export class TokenReservation {
-  /** The prompt estimate, once computed: also what a call with no reported usage settles to. */
+  /**
+   * The input estimate (a chat prompt, embeddings inputs, a rerank's query and documents), once computed: also
+   * what a call with no reported usage settles to.
+   */
   prompt = 0;
   private wanted: Promise<number> | undefined;
+  /** Where the input is in the body, once read. */
+  private input = { path: '/messages', name: 'prompt' };
   /** The field the caller sized the completion with; unset when the configured estimate stands in. */
   private sizedBy: 'max_completion_tokens' | 'max_tokens' | undefined;
 
@@ -26,8 +42,11 @@ export class TokenReservation {
   /** Reads the body on first use (a 400 or 413 from it ends the request before any window is charged). */
   want(): Promise<number> {
     this.wanted ??= (async () => {
-      const { body } = chatRequestOf(await this.gw.request());
-      this.prompt = await estimatePromptTokens(body);
+      const request = await this.gw.request();
+      this.input = inputOf(request, this.gw.endpoint.path);
+      this.prompt = await estimateInputTokens(request);
+      if (request.modality !== 'chat') return this.prompt;
+      const { body } = request;
       this.sizedBy = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : body.max_tokens !== undefined ? 'max_tokens' : undefined;
       const completion = body.max_completion_tokens ?? body.max_tokens ?? this.defaultCompletionTokens;
       return this.prompt + completion * Math.max(1, body.n ?? 1);
@@ -37,15 +56,15 @@ export class TokenReservation {
 
   /**
    * A request that could not fit the window even empty can never be admitted: 400, not a 429 whose Retry-After
-   * clients would wait out (and SDKs retry) in vain. Only what the caller chose counts: the prompt, and a
+   * clients would wait out (and SDKs retry) in vain. Only what the caller chose counts: the input, and a
    * max_tokens it set; the configured completion estimate is capped instead (see cost()). Call after want().
    */
   refuseIfNeverFits(window: PlannedWindow, wanted: number): void {
     const which = `the ${window.name} limit of ${window.limit} (${window.level})`;
     if (this.prompt > window.limit) {
-      const prompt = this.gw.endpoint.path === '/v1/completions' ? '/prompt' : '/messages';
-      throw validationError([{ path: prompt, message: `the prompt alone is about ${this.prompt} tokens, over ${which}` }],
-        `The request can never be admitted: its prompt alone is about ${this.prompt} tokens, over ${which}`);
+      const { path, name } = this.input;
+      throw validationError([{ path, message: `the ${name} alone is about ${this.prompt} tokens, over ${which}` }],
+        `The request can never be admitted: its ${name} alone is about ${this.prompt} tokens, over ${which}`);
     }
     if (this.sizedBy && wanted > window.limit) {
       throw validationError([{ path: `/${this.sizedBy}`, message: `the prompt and ${this.sizedBy} reserve ${wanted} tokens, over ${which}` }],

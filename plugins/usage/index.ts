@@ -1,7 +1,7 @@
 /**
- * usage: exactly one usage record per request that reaches it (tokens, cost, latency, time to first byte,
- * status, error code), written in batches by one recorder per gateway (core/usage/recorder.ts) that every
- * pipeline entry shares. Reads the caller, so it runs after auth (a config rule enforces the order). Only
+ * usage: exactly one usage record per request that reaches it (modality, tokens, search units, cost, latency,
+ * time to first byte, status, error code), written in batches by one recorder per gateway
+ * (core/usage/recorder.ts) that every pipeline entry shares. Reads the caller, so it runs after auth (a config rule enforces the order). Only
  * dispatch endpoints are recorded: local endpoints (/v1/models, /v1/usage) and the passthrough pass through.
  */
 import type { ModelConfig } from '../../core/config/types.ts';
@@ -108,7 +108,7 @@ export default definePlugin<UsagePluginConfig>({
         throw err;
       }
       if (gw.stream) return; // the tap records it when the stream ends
-      if (gw.result) meter.answered(gw.result.usage);
+      if (gw.result) meter.answered(gw.result);
     };
   },
 });

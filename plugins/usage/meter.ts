@@ -2,10 +2,11 @@
  * One request's usage record, made exactly once however the request ends: a complete answer, a stream that
  * completed, was cut by the client or failed upstream, or an error before any answer. A stream cut before its
  * usage chunk is charged an estimate (core/canonical/estimate.ts): the prompt as sent, and the completion text
- * the caller received; the record says it is estimated.
+ * the caller received; the record says it is estimated. Every record names its modality and carries its units:
+ * tokens, and search units for rerank (core/usage/units.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type { ChatCompletionChunk, Usage } from '../../core/canonical/chat.ts';
+import type { CanonicalResult, ChatCompletionChunk, Usage } from '../../core/canonical/chat.ts';
 import { estimateUsage } from '../../core/canonical/estimate.ts';
 import type { ModelConfig } from '../../core/config/types.ts';
 import { GatewayError } from '../../core/errors.ts';
@@ -14,6 +15,7 @@ import type { Logger } from '../../core/logger.ts';
 import type { GatewayState, StreamOutcome } from '../../core/pipeline/context.ts';
 import { costUsd } from '../../core/usage/pricing.ts';
 import { safeText, tokenCount, type UsageRecord, type UsageStatus } from '../../core/usage/record.ts';
+import { meteredModality, meteredResult } from '../../core/usage/units.ts';
 
 /** Completion text kept for an estimate; past it, characters are counted at about four per token. */
 const MAX_TEXT_CHARS = 1 << 20;
@@ -27,6 +29,8 @@ export interface MeterDeps {
 interface Ending {
   status: UsageStatus;
   usage: Usage | null;
+  /** Rerank: the search units billed. */
+  searchUnits?: number;
   estimated: boolean;
   error?: unknown;
   /** An answer reached the caller (or began to): ttfb is known. */
@@ -68,9 +72,16 @@ export class RequestMeter {
     }
   }
 
-  /** A complete answer (gw.result). */
-  answered(usage: Usage | undefined): void {
-    this.finish({ status: 'completed', usage: usage ?? null, estimated: this.gw.usageEstimated === true, answered: true });
+  /** A complete answer (gw.result), of any modality. */
+  answered(result: CanonicalResult): void {
+    if (this.done) return;
+    // Claimed now, written once measured (an embeddings answer without usage is estimated first).
+    this.done = true;
+    const ending: Ending = { status: 'completed', usage: null, estimated: false, answered: true };
+    meteredResult(this.gw.canonical, result, this.gw.usageEstimated === true)
+      .then((metered) => Object.assign(ending, metered))
+      .catch((err) => this.deps.logger.warn({ err, requestId: this.gw.requestId }, 'usage: could not measure an answer'))
+      .finally(() => this.write(ending));
   }
 
   /** An error before (or instead of) an answer. */
@@ -142,8 +153,11 @@ export class RequestMeter {
     const cached = tokenCount(usage?.prompt_tokens_details?.cached_tokens);
     const reasoning = tokenCount(usage?.completion_tokens_details?.reasoning_tokens);
     const total = usage && typeof usage.total_tokens === 'number' ? tokenCount(usage.total_tokens) : prompt + completion;
-    // Answered without a provider (a plugin's cache hit, say): tokens are recorded, nothing was spent.
-    const spent = gw.target ? { prompt_tokens: prompt, completion_tokens: completion, prompt_tokens_details: { cached_tokens: cached } } : { prompt_tokens: 0, completion_tokens: 0 };
+    const searchUnits = tokenCount(ending.searchUnits);
+    // Answered without a provider (a plugin's cache hit, say): units are recorded, nothing was spent.
+    const spent = gw.target
+      ? { prompt_tokens: prompt, completion_tokens: completion, prompt_tokens_details: { cached_tokens: cached }, search_units: searchUnits }
+      : { prompt_tokens: 0, completion_tokens: 0 };
 
     let errorCode: string | null = null;
     if (ending.status === 'failed') errorCode = ending.errorCode ?? (ending.error instanceof GatewayError ? ending.error.code : 'INTERNAL_ERROR');
@@ -164,6 +178,7 @@ export class RequestMeter {
       apiKeyId: caller?.kind === 'api_key' ? caller.id : null,
       userId: caller?.kind === 'jwt' ? safeText(caller.id) : null,
       endpoint: gw.endpoint.path,
+      modality: meteredModality(gw.canonical, gw.endpoint.path),
       stream: gw.canonical?.stream ?? gw.stream !== undefined,
       provider,
       requestedModel: safeText(requested),
@@ -174,6 +189,7 @@ export class RequestMeter {
       cachedTokens: cached,
       reasoningTokens: reasoning,
       totalTokens: total,
+      searchUnits,
       estimated: ending.estimated,
       costUsd: costUsd(model?.pricing, spent),
       latencyMs,

@@ -19,9 +19,9 @@ const at = (iso: string) => Date.parse(iso);
 function record(fields: Partial<UsageRecord> & Pick<UsageRecord, 'createdAt'>): UsageRecord {
   return {
     id: randomUUID(), requestId: randomUUID(), tenantId: 'default', organizationId: null, departmentId: null,
-    callerKind: 'api_key', apiKeyId: null, userId: null, endpoint: '/v1/chat/completions', stream: false,
+    callerKind: 'api_key', apiKeyId: null, userId: null, endpoint: '/v1/chat/completions', modality: 'chat', stream: false,
     provider: 'openai', requestedModel: 'gpt-4o-mini', model: 'gpt-4o-mini', upstreamModel: 'gpt-4o-mini',
-    promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, estimated: false,
+    promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, searchUnits: 0, estimated: false,
     costUsd: null, latencyMs: 10, ttfbMs: 10, status: 'completed', errorCode: null,
     ...fields,
   };
@@ -76,6 +76,13 @@ function usageSuite(name: string, options: () => TestGatewayOptions, skip: strin
         record({ createdAt: at('2024-05-01T11:00:00Z'), tenantId: 'acme', apiKeyId: c.id, ...tokens(1000, 1000), costUsd: 1 }),
         record({ createdAt: now - DAY, apiKeyId: a.id, model: 'plain', ...tokens(4, 4) }),
         record({ createdAt: now - 40 * DAY, apiKeyId: a.id, model: 'plain', ...tokens(8, 8) }),
+        // June: one of each modality, for group_by=modality.
+        record({ createdAt: at('2024-06-01T10:00:00Z'), apiKeyId: a.id, ...tokens(10, 5), costUsd: 0.001 }),
+        record({ createdAt: at('2024-06-01T11:00:00Z'), apiKeyId: a.id, endpoint: '/v1/completions', modality: 'completion', ...tokens(4, 2), costUsd: 0.0004 }),
+        record({ createdAt: at('2024-06-01T12:00:00Z'), apiKeyId: a.id, endpoint: '/v1/embeddings', modality: 'embeddings', model: 'embed', ...tokens(300, 0), costUsd: 0.000006 }),
+        record({ createdAt: at('2024-06-02T12:00:00Z'), apiKeyId: a.id, endpoint: '/v1/embeddings', modality: 'embeddings', model: 'embed', ...tokens(200, 0), costUsd: 0.000004 }),
+        record({ createdAt: at('2024-06-02T13:00:00Z'), apiKeyId: a.id, endpoint: '/v1/rerank', modality: 'rerank', provider: 'cohere', model: 'rerank', searchUnits: 2, costUsd: 0.004 }),
+        record({ createdAt: at('2024-06-02T14:00:00Z'), apiKeyId: a.id, endpoint: '/v1/rerank', modality: 'rerank', provider: 'cohere', model: 'rerank', searchUnits: 1, costUsd: 0.002 }),
       ]);
     });
     after(async () => {
@@ -92,7 +99,7 @@ function usageSuite(name: string, options: () => TestGatewayOptions, skip: strin
       assert.equal(r.body.next_cursor, null);
       assert.ok(Math.abs(Date.parse(r.body.to) - Date.now()) < 10_000);
       assert.equal(Date.parse(r.body.to) - Date.parse(r.body.from), 30 * DAY);
-      assert.deepEqual(r.body.data, [{ requests: 1, prompt_tokens: 4, completion_tokens: 4, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 8, cost_usd: null }]);
+      assert.deepEqual(r.body.data, [{ requests: 1, prompt_tokens: 4, completion_tokens: 4, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 8, search_units: 0, cost_usd: null }]);
     });
 
     test('from and to (ISO dates): the window is [from, to), costs sum the priced records', async () => {
@@ -100,7 +107,7 @@ function usageSuite(name: string, options: () => TestGatewayOptions, skip: strin
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.equal(r.body.from, '2024-05-01T00:00:00.000Z');
       assert.equal(r.body.to, '2024-05-03T00:00:00.000Z');
-      assert.deepEqual(r.body.data, [{ requests: 4, prompt_tokens: 131, completion_tokens: 66, cached_tokens: 5, reasoning_tokens: 20, total_tokens: 197, cost_usd: 0.503 }]);
+      assert.deepEqual(r.body.data, [{ requests: 4, prompt_tokens: 131, completion_tokens: 66, cached_tokens: 5, reasoning_tokens: 20, total_tokens: 197, search_units: 0, cost_usd: 0.503 }]);
     });
 
     test('unix seconds, date-times with offsets (an unencoded + included) and without (UTC) name the same window', async () => {
@@ -124,7 +131,40 @@ function usageSuite(name: string, options: () => TestGatewayOptions, skip: strin
         ['plain', 1, 2, null],
         [null, 1, 0, null],
       ]);
-      assert.deepEqual(Object.keys(r.body.data[0]), ['model', 'requests', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'reasoning_tokens', 'total_tokens', 'cost_usd']);
+      assert.deepEqual(Object.keys(r.body.data[0]), ['model', 'requests', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'reasoning_tokens', 'total_tokens', 'search_units', 'cost_usd']);
+    });
+
+    test('group_by=modality: tokens per modality, search units for rerank, cost per modality', async () => {
+      const r = await usage('from=2024-06-01&to=2024-06-03&group_by=modality');
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.deepEqual(r.body.group_by, ['modality']);
+      assert.deepEqual(r.body.data, [
+        { modality: 'chat', requests: 1, prompt_tokens: 10, completion_tokens: 5, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 15, search_units: 0, cost_usd: 0.001 },
+        { modality: 'completion', requests: 1, prompt_tokens: 4, completion_tokens: 2, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 6, search_units: 0, cost_usd: 0.0004 },
+        { modality: 'embeddings', requests: 2, prompt_tokens: 500, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 500, search_units: 0, cost_usd: 0.00001 },
+        { modality: 'rerank', requests: 2, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 0, search_units: 3, cost_usd: 0.006 },
+      ]);
+      // Combined with other groups, and paged: a modality is never null, so a cursor names it as text.
+      const byDay = await usage('from=2024-06-01&to=2024-06-03&group_by=day,modality&limit=2');
+      assert.deepEqual(byDay.body.data.map((row: any) => [row.day, row.modality, row.requests]), [['2024-06-01', 'chat', 1], ['2024-06-01', 'completion', 1]]);
+      const next = await usage(`limit=2&cursor=${byDay.body.next_cursor}`);
+      assert.deepEqual(next.body.data.map((row: any) => [row.day, row.modality, row.requests, row.search_units]), [['2024-06-01', 'embeddings', 1, 0], ['2024-06-02', 'embeddings', 1, 0]]);
+      const last = await usage(`limit=2&cursor=${next.body.next_cursor}`);
+      assert.deepEqual(last.body.data.map((row: any) => [row.day, row.modality, row.requests, row.search_units]), [['2024-06-02', 'rerank', 2, 3]]);
+      assert.equal(last.body.has_more, false);
+      // Without groups, the search units are summed with everything else.
+      const whole = await usage('from=2024-06-01&to=2024-06-03');
+      assert.deepEqual([whole.body.data[0].requests, whole.body.data[0].total_tokens, whole.body.data[0].search_units, whole.body.data[0].cost_usd], [6, 521, 3, 0.00741]);
+    });
+
+    test('rows written before the modality existed read as chat', async () => {
+      const id = randomUUID();
+      const db = gw.gateway.services.db;
+      // An insert of the columns migration 0003 made, as an older gateway writes it.
+      await db.query(`INSERT INTO usage_records (id, request_id, created_at, tenant_id, caller_kind, api_key_id, endpoint, stream, prompt_tokens, total_tokens, latency_ms, status)
+        VALUES ($1, $2, '2024-07-01T00:00:00Z', 'default', 'api_key', $3, '/v1/chat/completions', false, 3, 3, 1, 'completed')`, [id, id, a.id]);
+      const r = await usage('from=2024-07-01&to=2024-07-02&group_by=modality');
+      assert.deepEqual(r.body.data.map((row: any) => [row.modality, row.requests, row.total_tokens, row.search_units]), [['chat', 1, 3, 0]]);
     });
 
     test('group_by=day,model and group_by=provider,key', async () => {
@@ -185,6 +225,8 @@ function usageSuite(name: string, options: () => TestGatewayOptions, skip: strin
         ['group_by=color', '/group_by'],
         ['group_by=model,model', '/group_by'],
         ['group_by=model,', '/group_by'],
+        ['group_by=modality,modality', '/group_by'],
+        ['group_by=modalities', '/group_by'],
         ['limit=0', '/limit'],
         ['limit=101', '/limit'],
         ['limit=abc', '/limit'],

@@ -1,0 +1,79 @@
+/**
+ * What a request counts, by modality, for the plugins that meter it (ratelimit, budget, usage): its input tokens
+ * before the call, and what it used once answered: tokens, and for rerank the search units it was billed.
+ *
+ * - chat and completion: the prompt (core/canonical/estimate.ts) and the completion; the dispatcher estimates
+ *   the usage of a provider that reports none.
+ * - embeddings: the inputs' tokens; there is no completion.
+ * - rerank: search units, one per query with up to 100 documents (Cohere's definition, which the others that bill
+ *   per search follow), and tokens: the query read beside every document plus the documents (Voyage's total
+ *   tokens). Before the call both are estimated; once answered, a rerank is what its provider billed: the search
+ *   units, and tokens only when the provider reports them (those that bill rerank by tokens do). Counting 10 MB
+ *   of documents again, for a provider that bills none, would cost every answer for nothing.
+ */
+import type { CanonicalRequest, CanonicalResult, Modality, Usage } from '../canonical/chat.ts';
+import { estimateEmbeddingsTokens, estimatePromptTokens, estimateRerankTokens } from '../canonical/estimate.ts';
+import { tokenCount } from './record.ts';
+
+/** Documents one search unit covers. */
+export const DOCUMENTS_PER_SEARCH_UNIT = 100;
+
+/** The modality of each dispatch route, for requests whose body never parsed (a 400 is recorded too). */
+const ROUTE_MODALITY: Readonly<Record<string, Modality>> = {
+  '/v1/chat/completions': 'chat',
+  '/v1/messages': 'chat',
+  '/v1/completions': 'completion',
+  '/v1/embeddings': 'embeddings',
+  '/v1/rerank': 'rerank',
+  '/v1/audio/transcriptions': 'transcription',
+  '/v1/audio/translations': 'translation',
+  '/v1/audio/speech': 'speech',
+  '/v1/images/generations': 'image',
+  '/v1/video/generations': 'video',
+};
+
+/**
+ * The modality a request is metered as. The legacy completions endpoint is served by a chat request and
+ * recorded as `completion`, so its traffic can be told apart.
+ */
+export function meteredModality(request: CanonicalRequest | undefined, route: string): Modality {
+  const byRoute = ROUTE_MODALITY[route];
+  if (!request) return byRoute ?? 'chat';
+  return request.modality === 'chat' && byRoute === 'completion' ? 'completion' : request.modality;
+}
+
+/** Search units of a rerank before the call: one per started hundred documents. */
+export function estimateSearchUnits(documents: number): number {
+  return Math.max(1, Math.ceil(documents / DOCUMENTS_PER_SEARCH_UNIT));
+}
+
+/** The input tokens of a request before the call (counted once per body, whichever plugin asks first). */
+export function estimateInputTokens(request: CanonicalRequest): Promise<number> {
+  switch (request.modality) {
+    case 'chat': return estimatePromptTokens(request.body);
+    case 'embeddings': return estimateEmbeddingsTokens(request.body);
+    case 'rerank': return estimateRerankTokens(request.body);
+  }
+}
+
+export interface Metered {
+  /** Tokens: as reported, or estimated (see `estimated`); null for a chat answer without usage. */
+  usage: Usage | null;
+  /** Rerank: the search units billed; 0 for every other modality. */
+  searchUnits: number;
+  /** The tokens are the gateway's estimate, not the provider's report. */
+  estimated: boolean;
+}
+
+/**
+ * What a complete answer used. A chat answer's usage is as the dispatcher left it (`reportedEstimated` says it
+ * estimated it); an embeddings answer without tokens is charged its input estimate (its whole input was read and
+ * nothing else is generated); a rerank answer is its search units and the tokens it reported, if any.
+ */
+export async function meteredResult(request: CanonicalRequest | undefined, result: CanonicalResult, reportedEstimated: boolean): Promise<Metered> {
+  const searchUnits = result.object === 'rerank' ? tokenCount(result.meta?.billed_units?.search_units) : 0;
+  if (result.usage) return { usage: result.usage, searchUnits, estimated: reportedEstimated };
+  if (request?.modality !== 'embeddings' || result.object !== 'list') return { usage: null, searchUnits, estimated: false };
+  const tokens = await estimateInputTokens(request);
+  return { usage: { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens }, searchUnits, estimated: true };
+}
