@@ -4,10 +4,10 @@
  * id (a foundation model, an inference profile such as us.cohere.embed-v4:0, or an ARN ending in one) picks
  * the body. Signing is the provider's authorize, as for chat.
  */
-import { embeddingInputs, type EmbeddingsResult } from '../../core/canonical/embeddings.ts';
+import { embeddingInputs } from '../../core/canonical/embeddings.ts';
 import type { EmbeddingsTranslator, ProviderTarget, UpstreamRequest } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
-import { malformed } from './errors.ts';
+import { checkDimensions, embeddingsResult } from '../shared/embeddings.ts';
 import { uriEncode } from './sigv4.ts';
 
 /** Cohere Embed on Bedrock takes 0 to 96 texts per call. */
@@ -91,13 +91,8 @@ function check(model: EmbedModel, target: ProviderTarget, count: number, dimensi
       { provider: target.slug, capability: 'embeddings', maxInputs: model.maxInputs },
     );
   }
-  if (dimensions !== undefined && model.dimensions && !model.dimensions.includes(dimensions)) {
-    const message = `dimensions must be one of ${model.dimensions.join(', ')} for ${target.upstreamModel}`;
-    throw new GatewayError('VALIDATION_ERROR', message, [{ path: 'dimensions', message }]);
-  }
+  if (dimensions !== undefined && model.dimensions) checkDimensions(target, dimensions, model.dimensions);
 }
-
-const isVector = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => typeof x === 'number' && Number.isFinite(x));
 
 export const bedrockEmbeddings: EmbeddingsTranslator = {
   toUpstream(request, target): UpstreamRequest {
@@ -111,16 +106,9 @@ export const bedrockEmbeddings: EmbeddingsTranslator = {
       body: JSON.stringify(model.body(inputs, request, target)),
     };
   },
-  fromUpstream(body, target, request): EmbeddingsResult {
+  fromUpstream(body, target, request) {
     const { vectors, tokens } = modelFor(target).read(body);
-    if (!vectors || vectors.length !== embeddingInputs(request).length || !vectors.every(isVector)) throw malformed(target, 'embeddings answer');
-    const result: EmbeddingsResult = {
-      object: 'list',
-      data: vectors.map((embedding, index) => ({ object: 'embedding', embedding, index })),
-      model: target.upstreamModel,
-    };
-    if (typeof tokens === 'number' && Number.isInteger(tokens) && tokens >= 0) result.usage = { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens };
-    return result;
+    return embeddingsResult(vectors, target, request, tokens);
   },
   supportsDimensions: (upstreamModel) => embedModel(upstreamModel)?.dimensions !== undefined,
 };

@@ -2,10 +2,10 @@
  * Embeddings on the Gemini API: one `:batchEmbedContents` call for one input or many, whose answer keeps the
  * order of its requests. Gemini reports no token count for embeddings, so usage is left to the gateway.
  */
-import type { EmbeddingsResult } from '../../core/canonical/embeddings.ts';
 import { embeddingInputs } from '../../core/canonical/embeddings.ts';
 import type { EmbeddingsTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
+import { embeddingsResult } from '../shared/embeddings.ts';
 import { geminiApiHeaders, generativeLanguageModelPath } from './chat.ts';
 
 /** batchEmbedContents refuses more requests than this in one call ("at most 100 requests can be in one batch"). */
@@ -47,8 +47,9 @@ export function checkGoogleDimensions(upstreamModel: string, dimensions: number 
   if (dimensions === undefined) return;
   const max = MAX_DIMENSIONS.find(([pattern]) => pattern.test(bareModel(upstreamModel)))?.[1];
   if (max !== undefined && dimensions > max) {
-    const message = `dimensions must be at most ${max} for ${bareModel(upstreamModel)}`;
-    throw new GatewayError('VALIDATION_ERROR', message, [{ path: 'dimensions', message }]);
+    throw new GatewayError('VALIDATION_ERROR', `${bareModel(upstreamModel)} returns at most ${max} dimensions, not ${dimensions}`, [
+      { path: '/dimensions', message: `must be at most ${max} for ${bareModel(upstreamModel)}` },
+    ]);
   }
 }
 
@@ -60,25 +61,6 @@ export function refuseBatchOver(target: ProviderTarget, count: number, limit: nu
     `Provider ${target.slug} embeds at most ${limit} input${limit === 1 ? '' : 's'} per request with ${bareModel(target.upstreamModel)} (got ${count})`,
     { provider: target.slug, capability: 'embeddings', maxInputs: limit },
   );
-}
-
-const malformed = (target: ProviderTarget) =>
-  new GatewayError('UPSTREAM_ERROR', `${target.slug} returned a malformed embeddings answer`, { provider: target.slug });
-
-/** A vector as Google returns it, or null: a list of finite numbers. */
-export function floatVector(value: unknown): number[] | null {
-  return Array.isArray(value) && value.every((v) => typeof v === 'number' && Number.isFinite(v)) ? value as number[] : null;
-}
-
-/** Vectors in input order -> the canonical answer; refused unless there is exactly one per input. */
-export function embeddingsResult(target: ProviderTarget, vectors: unknown[] | undefined, count: number): EmbeddingsResult {
-  if (!vectors || vectors.length !== count) throw malformed(target);
-  const data = vectors.map((vector, index) => {
-    const embedding = floatVector(vector);
-    if (!embedding) throw malformed(target);
-    return { object: 'embedding' as const, embedding, index };
-  });
-  return { object: 'list', data, model: target.upstreamModel };
 }
 
 export const geminiEmbeddings: EmbeddingsTranslator = {
@@ -101,7 +83,7 @@ export const geminiEmbeddings: EmbeddingsTranslator = {
   fromUpstream(body, target, request) {
     const embeddings = (body as { embeddings?: unknown } | null)?.embeddings;
     const vectors = Array.isArray(embeddings) ? embeddings.map((e) => (e as { values?: unknown } | null)?.values) : undefined;
-    return embeddingsResult(target, vectors, embeddingInputs(request).length);
+    return embeddingsResult(vectors, target, request);
   },
   supportsDimensions: googleSupportsDimensions,
 };

@@ -5,7 +5,8 @@
 import { embeddingInputs } from '../../core/canonical/embeddings.ts';
 import type { EmbeddingsTranslator } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
-import { bareModel, checkGoogleDimensions, embeddingsResult, googleSupportsDimensions, refuseBatchOver } from '../gemini/embeddings.ts';
+import { bareModel, checkGoogleDimensions, googleSupportsDimensions, refuseBatchOver } from '../gemini/embeddings.ts';
+import { embeddingsResult } from '../shared/embeddings.ts';
 import { headers, isClaude, modelPath, resolved } from './chat.ts';
 
 /** Vertex's text embedding API takes at most 250 input texts per request... */
@@ -39,13 +40,10 @@ export const vertexEmbeddings: EmbeddingsTranslator = {
   fromUpstream(body, target, request) {
     const predictions = (body as { predictions?: unknown } | null)?.predictions;
     const list = Array.isArray(predictions) ? predictions as Array<Prediction | null> : undefined;
-    const result = embeddingsResult(target, list?.map((p) => p?.embeddings?.values), embeddingInputs(request).length);
-    const counts = list!.map((p) => p?.embeddings?.statistics?.token_count);
-    if (counts.every((c): c is number => typeof c === 'number' && Number.isInteger(c) && c >= 0)) {
-      const tokens = counts.reduce((sum, c) => sum + c, 0);
-      result.usage = { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens };
-    }
-    return result;
+    const counts = list?.map((p) => p?.embeddings?.statistics?.token_count);
+    // Usage only when every prediction counted its tokens: a partial sum would under-bill.
+    const tokens = counts?.every((c): c is number => typeof c === 'number' && Number.isInteger(c) && c >= 0) ? counts.reduce((sum, c) => sum + c, 0) : undefined;
+    return embeddingsResult(list?.map((p) => p?.embeddings?.values), target, request, tokens);
   },
   supportsDimensions: googleSupportsDimensions,
 };

@@ -71,7 +71,7 @@ describe('bedrock embeddings: the request', () => {
     const titan = gatewayError(() => embeddings.toUpstream(req({ dimensions: 300 }), target()));
     assert.equal(titan.code, 'VALIDATION_ERROR');
     assert.equal(titan.status, 400);
-    assert.deepEqual(titan.details, [{ path: 'dimensions', message: `dimensions must be one of 256, 512, 1024 for ${TITAN}` }]);
+    assert.deepEqual(titan.details, [{ path: '/dimensions', message: `must be one of 256, 512, 1024 for ${TITAN}` }]);
     assert.equal(gatewayError(() => embeddings.toUpstream(req({ dimensions: 2048 }), target('cohere.embed-v4:0'))).code, 'VALIDATION_ERROR');
   });
 

@@ -76,7 +76,7 @@ describe('gemini embeddings: the request', () => {
     assert.equal(err.code, 'VALIDATION_ERROR');
     assert.equal(err.status, 400);
     assert.match(err.message, /at most 768/);
-    assert.deepEqual(err.details, [{ path: 'dimensions', message: err.message }]);
+    assert.deepEqual(err.details, [{ path: '/dimensions', message: 'must be at most 768 for text-embedding-004' }]);
     assert.equal(sent(req({ dimensions: 3072 }), target('gemini-embedding-001')).requests[0].outputDimensionality, 3072);
     assert.equal(gatewayError(() => embeddings.toUpstream(req({ dimensions: 3073 }), target('gemini-embedding-001'))).code, 'VALIDATION_ERROR');
   });

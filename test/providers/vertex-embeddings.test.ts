@@ -65,7 +65,7 @@ describe('vertex-ai embeddings: the request', () => {
   test('dimensions past the model\'s 768: 400 VALIDATION_ERROR', () => {
     const err = gatewayError(() => embeddings.toUpstream(req({ dimensions: 1024 }), target('text-embedding-005')));
     assert.equal(err.code, 'VALIDATION_ERROR');
-    assert.deepEqual(err.details, [{ path: 'dimensions', message: 'dimensions must be at most 768 for text-embedding-005' }]);
+    assert.deepEqual(err.details, [{ path: '/dimensions', message: 'must be at most 768 for text-embedding-005' }]);
   });
 
   test('batch caps: 250 inputs, one for gemini-embedding-*; past them 400 CAPABILITY_NOT_SUPPORTED naming the cap', () => {
