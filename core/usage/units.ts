@@ -7,9 +7,8 @@
  * - embeddings: the inputs' tokens; there is no completion.
  * - rerank: search units, one per query with up to 100 documents (Cohere's definition, which the others that bill
  *   per search follow), and tokens: the query read beside every document plus the documents (Voyage's total
- *   tokens). Before the call both are estimated; once answered, a rerank is what its provider billed: the search
- *   units, and tokens only when the provider reports them (those that bill rerank by tokens do). Counting 10 MB
- *   of documents again, for a provider that bills none, would cost every answer for nothing.
+ *   tokens). Before the call both are estimated; once answered, a rerank has the search units its provider
+ *   billed (or the dispatcher counted by that rule) and the tokens it reported, else the dispatcher's estimate.
  */
 import type { CanonicalRequest, CanonicalResult, Modality, Usage } from '../canonical/chat.ts';
 import { estimateEmbeddingsTokens, estimatePromptTokens, estimateRerankTokens } from '../canonical/estimate.ts';
@@ -67,8 +66,10 @@ export interface Metered {
 
 /**
  * What a complete answer used. A chat answer's usage is as the dispatcher left it (`reportedEstimated` says it
- * estimated it); an embeddings answer without tokens is charged its input estimate (its whole input was read and
- * nothing else is generated); a rerank answer is its search units and the tokens it reported, if any.
+ * estimated it, as it does for embeddings and rerank answers that report no tokens). An embeddings answer that
+ * still has none (a plugin answered it) is charged its input estimate: its whole input was read and nothing else
+ * is generated. A rerank answer is its search units and whatever tokens it carries: counting 10 MB of documents
+ * here again would cost every answer for the few that need it.
  */
 export async function meteredResult(request: CanonicalRequest | undefined, result: CanonicalResult, reportedEstimated: boolean): Promise<Metered> {
   const searchUnits = result.object === 'rerank' ? tokenCount(result.meta?.billed_units?.search_units) : 0;

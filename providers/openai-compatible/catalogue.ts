@@ -7,6 +7,7 @@
 import type { JsonSchema } from '../../core/config/schema.ts';
 import type { ChatCapability, ProviderTarget } from '../../core/dispatch/provider.ts';
 import type { ParameterPolicy } from './policy.ts';
+import type { CompatibleRerank } from './rerank.ts';
 import {
   choiceUsage, dashscopeWebSearch, githubHeaders, groqBody, groqUsage, mistralBody, openrouterHeaders, openrouterWebSearch, zhipuBody,
   type BodyHook, type ChunkHook,
@@ -20,6 +21,8 @@ export interface CompatibleEntry {
   /** The shape of the base URL the operator fills in, for providers without a default. */
   baseUrlTemplate?: string;
   chat: ChatCapability;
+  /** The provider's rerank API (absent: none). */
+  rerank?: CompatibleRerank;
   policy?: ParameterPolicy;
   /** False for providers that reject `stream_options`; their usage comes in the last chunk unasked. */
   streamOptions?: boolean;
@@ -62,6 +65,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
   {
     slug: 'together-ai', displayName: 'Together AI', defaultBaseUrl: 'https://api.together.xyz/v1', chat: all,
     policy: { drop: OPENAI_ONLY }, notes: 'Finishes with `eos`, mapped to stop.',
+    rerank: { shape: 'cohere', path: '/rerank', returnDocuments: false },
   },
   { slug: 'fireworks-ai', displayName: 'Fireworks AI', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', chat: all, policy: { drop: OPENAI_ONLY } },
   {
@@ -113,6 +117,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
   {
     slug: 'siliconflow', displayName: 'SiliconFlow', defaultBaseUrl: 'https://api.siliconflow.cn/v1', chat: single,
     policy: { drop: OPENAI_ONLY, reasoning: { style: 'enable-thinking' } },
+    rerank: { shape: 'cohere', path: '/rerank', returnDocuments: false },
   },
   { slug: 'upstage', displayName: 'Upstage', defaultBaseUrl: 'https://api.upstage.ai/v1', chat: textOnly, policy: { drop: OPENAI_ONLY } },
   {
@@ -120,7 +125,11 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     // Jamba: usage comes in the last chunk unasked; JSON output is json_object only.
     streamOptions: false, policy: { drop: OPENAI_ONLY, refuse: NO_LOGPROBS, noJsonSchema: true, reasoning: { style: 'none' } },
   },
-  { slug: 'nvidia-nim', displayName: 'NVIDIA NIM', defaultBaseUrl: 'https://integrate.api.nvidia.com/v1', chat: single, policy: { drop: OPENAI_ONLY } },
+  {
+    slug: 'nvidia-nim', displayName: 'NVIDIA NIM', defaultBaseUrl: 'https://integrate.api.nvidia.com/v1', chat: single, policy: { drop: OPENAI_ONLY },
+    // A self-hosted NIM serves /v1/ranking; NVIDIA's hosted catalogue has a URL per reranker (set baseUrl to it).
+    rerank: { shape: 'nvidia-ranking', path: '/ranking' },
+  },
   {
     slug: 'github-models', displayName: 'GitHub Models', defaultBaseUrl: 'https://models.github.ai/inference', chat: single,
     policy: { drop: OPENAI_ONLY }, headers: githubHeaders, notes: 'Models are named publisher/model (openai/gpt-4.1); the key is a GitHub token.',
@@ -136,7 +145,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
   },
   {
     slug: 'vllm', displayName: 'vLLM', chat: all, baseUrlTemplate: 'http://{host}:8000/v1',
-    policy: { maxCompletionTokens: true }, notes: 'Operator-supplied base URL; the key is optional (vllm serve --api-key).',
+    rerank: { shape: 'cohere', path: '/rerank' }, policy: { maxCompletionTokens: true }, notes: 'Operator-supplied base URL; the key is optional (vllm serve --api-key).',
   },
   {
     slug: 'databricks', displayName: 'Databricks Model Serving', baseUrlTemplate: 'https://{workspace}/serving-endpoints', chat: all,

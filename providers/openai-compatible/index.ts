@@ -7,6 +7,7 @@ import { createOpenAiChat, openaiHeaders } from '../openai/chat.ts';
 import { openaiErrorFromBody } from '../openai/errors.ts';
 import { CATALOGUE, type CompatibleEntry } from './catalogue.ts';
 import { applyReasoning, checkRefusals, normalizeChunk, normalizeCompletion, shapeBody } from './policy.ts';
+import { compatibleRerank } from './rerank.ts';
 
 export function compatibleChat(entry: CompatibleEntry): ChatTranslator {
   const policy = entry.policy ?? {};
@@ -44,8 +45,9 @@ export function compatibleProvider(entry: CompatibleEntry): ProviderDefinition {
     displayName: entry.displayName,
     ...(entry.defaultBaseUrl ? { defaultBaseUrl: entry.defaultBaseUrl } : {}),
     configSchema: { type: 'object', additionalProperties: false, description: describe(entry), properties: entry.options ?? {} },
-    capabilities: { chat: entry.chat },
+    capabilities: { chat: entry.chat, ...(entry.rerank ? { rerank: {} } : {}) },
     chat: compatibleChat(entry),
+    ...(entry.rerank ? { rerank: compatibleRerank(entry.rerank) } : {}),
     mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
   });
 }
