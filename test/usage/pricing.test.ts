@@ -1,7 +1,14 @@
-/** costUsd and toMicroUsd: USD per million tokens, cached prompt tokens at cachedInput, null without pricing. */
+/**
+ * costUsd and toMicroUsd: USD per million tokens, cached prompt tokens at cachedInput, rerank search units at
+ * searchUnit, null without pricing; what each modality estimates and meters (core/usage/units.ts).
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { costUsd, toMicroUsd } from '../../core/usage/pricing.ts';
+import { ConfigError } from '../../core/config/document.ts';
+import { parseConfig } from '../../core/config/load.ts';
+import { estimateEmbeddingsTokens, estimatePromptTokens, estimateRerankTokens } from '../../core/canonical/estimate.ts';
+import { costUsd, isPriced, toMicroUsd } from '../../core/usage/pricing.ts';
+import { estimateInputTokens, estimateSearchUnits, meteredModality, meteredResult } from '../../core/usage/units.ts';
 
 const usage = (prompt: number, completion: number, cached?: number) => ({
   prompt_tokens: prompt,
@@ -33,7 +40,7 @@ describe('costUsd', () => {
     assert.equal(costUsd({ input: 2, output: 0, cachedInput: 1 }, usage(10, 0, 50)), 10 / 1e6);
   });
 
-  test('a model without pricing, or with neither input nor output, has no cost: null', () => {
+  test('a model without pricing, or with none of input, output and searchUnit, has no cost: null', () => {
     assert.equal(costUsd(undefined, usage(1000, 1000)), null);
     assert.equal(costUsd({}, usage(1000, 1000)), null);
     assert.equal(costUsd({ cachedInput: 1 }, usage(1000, 1000)), null);
@@ -47,6 +54,63 @@ describe('costUsd', () => {
   test('zero tokens cost 0 when priced', () => {
     assert.equal(costUsd({ input: 1, output: 1 }, usage(0, 0)), 0);
   });
+
+  test('search units at searchUnit each, beside the tokens at their prices', () => {
+    assert.equal(costUsd({ searchUnit: 0.002 }, { ...usage(0, 0), search_units: 3 }), 0.006);
+    assert.equal(costUsd({ searchUnit: 0.002, input: 50 }, { ...usage(40, 0), search_units: 1 }), 0.002 + 40 * 50 / 1e6);
+    // A model priced by tokens only charges nothing for search units, and the other way round.
+    assert.equal(costUsd({ input: 50 }, { ...usage(40, 0), search_units: 7 }), 40 * 50 / 1e6);
+    assert.equal(costUsd({ searchUnit: 0.002 }, usage(1000, 1000)), 0);
+    assert.equal(toMicroUsd(costUsd({ searchUnit: 0.002 }, { ...usage(0, 0), search_units: 1 })!), 2000);
+  });
+
+  test('searchUnit alone prices a model; cachedInput alone does not', () => {
+    assert.equal(isPriced({ searchUnit: 0 }), true);
+    assert.equal(isPriced({ cachedInput: 1 }), false);
+    assert.equal(isPriced(undefined), false);
+  });
+});
+
+describe('what each modality counts', () => {
+  test('search units before the call: one per started hundred documents, at least one', () => {
+    assert.deepEqual([1, 99, 100, 101, 200, 201, 10_000].map(estimateSearchUnits), [1, 1, 1, 2, 2, 3, 100]);
+  });
+
+  test('input tokens: a chat prompt, every embeddings input, a rerank query once per document plus the documents', async () => {
+    const chat = { model: 'm', messages: [{ role: 'user' as const, content: 'hello there' }] };
+    assert.equal(await estimateInputTokens({ modality: 'chat', model: 'm', stream: false, includeUsage: false, body: chat }), await estimatePromptTokens(chat));
+    const one = await estimateEmbeddingsTokens({ model: 'm', input: 'alpha beta' });
+    const two = await estimateEmbeddingsTokens({ model: 'm', input: 'gamma' });
+    assert.ok(one > 0 && two > 0);
+    assert.equal(await estimateInputTokens({ modality: 'embeddings', model: 'm', stream: false, body: { model: 'm', input: ['alpha beta', 'gamma'] } }), one + two);
+    const query = await estimateEmbeddingsTokens({ model: 'm', input: 'which one' });
+    const rerank = { model: 'm', query: 'which one', documents: ['alpha beta', 'gamma', 'gamma'] };
+    assert.equal(await estimateRerankTokens(rerank), 3 * query + one + 2 * two);
+    assert.equal(await estimateInputTokens({ modality: 'rerank', model: 'm', stream: false, body: rerank }), 3 * query + one + 2 * two);
+  });
+
+  test('the modality recorded: the request\'s, completion for the legacy endpoint, the route\'s when the body never parsed', () => {
+    const chat = { modality: 'chat' as const, model: 'm', stream: false, includeUsage: false, body: { model: 'm', messages: [] } };
+    assert.equal(meteredModality(chat, '/v1/chat/completions'), 'chat');
+    assert.equal(meteredModality(chat, '/v1/messages'), 'chat');
+    assert.equal(meteredModality(chat, '/v1/completions'), 'completion');
+    assert.equal(meteredModality({ modality: 'embeddings', model: 'm', stream: false, body: { model: 'm', input: 'x' } }, '/v1/embeddings'), 'embeddings');
+    assert.equal(meteredModality(undefined, '/v1/rerank'), 'rerank');
+    assert.equal(meteredModality(undefined, '/v1/audio/speech'), 'speech');
+  });
+
+  test('an answer\'s units: reported usage as is, embeddings without usage estimated, a rerank\'s search units', async () => {
+    const embeddings = { modality: 'embeddings' as const, model: 'm', stream: false as const, body: { model: 'm', input: ['alpha beta'] } };
+    const vectors = { object: 'list' as const, data: [{ object: 'embedding' as const, embedding: [1], index: 0 }], model: 'm' };
+    const usage3 = { prompt_tokens: 3, completion_tokens: 0, total_tokens: 3 };
+    assert.deepEqual(await meteredResult(embeddings, { ...vectors, usage: usage3 }, false), { usage: usage3, searchUnits: 0, estimated: false });
+    const tokens = await estimateEmbeddingsTokens(embeddings.body);
+    assert.deepEqual(await meteredResult(embeddings, vectors, false), { usage: { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens }, searchUnits: 0, estimated: true });
+    const rerank = { modality: 'rerank' as const, model: 'm', stream: false as const, body: { model: 'm', query: 'q', documents: ['d'] } };
+    const ranked = { object: 'rerank' as const, id: '', results: [{ index: 0, relevance_score: 1 }], meta: { billed_units: { search_units: 2 } } };
+    assert.deepEqual(await meteredResult(rerank, ranked, false), { usage: null, searchUnits: 2, estimated: false });
+    assert.deepEqual(await meteredResult(rerank, { ...ranked, usage: usage3 }, true), { usage: usage3, searchUnits: 2, estimated: true });
+  });
 });
 
 describe('toMicroUsd', () => {
@@ -58,5 +122,33 @@ describe('toMicroUsd', () => {
     assert.equal(toMicroUsd(0), 0);
     assert.ok(Number.isInteger(toMicroUsd(0.1 + 0.2)));
     assert.equal(toMicroUsd(0.1 + 0.2), 300_000);
+  });
+});
+
+describe('model pricing in the config', () => {
+  const yaml = (pricing: string) => `
+providers:
+  cohere: { apiKey: k }
+models:
+  - id: rerank
+    provider: cohere
+    pricing: ${pricing}
+pipelines: []
+`;
+  const parse = (pricing: string) => parseConfig(yaml(pricing), { file: '/tmp/x/pipelines.yaml', display: 'pipelines.yaml', env: {}, cwd: '/tmp/x' });
+
+  test('searchUnit is a price of its own', async () => {
+    const { config } = await parse('{ searchUnit: 0.002, input: 0 }');
+    assert.deepEqual(config.models[0]!.pricing, { searchUnit: 0.002, input: 0 });
+  });
+
+  test('a negative searchUnit, or one that is not a number, is refused at load, naming the field', async () => {
+    for (const [value, message] of [['-0.001', 'must be >= 0, got number'], ['"cheap"', 'expected number, got string "cheap"']] as const) {
+      await assert.rejects(parse(`{ searchUnit: ${value} }`), (err: unknown) => {
+        assert.ok(err instanceof ConfigError, String(err));
+        assert.deepEqual(err.issues.map((i) => [i.pointer, i.message]), [['/models/0/pricing/searchUnit', message]]);
+        return true;
+      });
+    }
   });
 });
