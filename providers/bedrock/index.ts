@@ -6,6 +6,7 @@ import { defineProvider, type ChatTranslator, type ProviderTarget, type Upstream
 import { GatewayError } from '../../core/errors.ts';
 import { bedrockEmbeddingOptions, bedrockEmbeddings } from './embeddings.ts';
 import { bedrockHttpError } from './errors.ts';
+import { bedrockRerank } from './rerank.ts';
 import { toConverse } from './request.ts';
 import { fromConverse } from './response.ts';
 import { signRequest, uriEncode } from './sigv4.ts';
@@ -92,9 +93,12 @@ export default defineProvider({
     chat: { stream: true, tools: true, vision: true, n: false },
     // InvokeModel with Titan Text Embeddings (one input a call) and Cohere Embed (up to 96).
     embeddings: {},
+    // InvokeModel with Cohere Rerank and Amazon Rerank (up to 1,000 documents).
+    rerank: {},
   },
   chat,
   embeddings: bedrockEmbeddings,
+  rerank: bedrockRerank,
   authorize: async (request, target, io) => authorize(request, target, io.now()),
   mapError: (status, body, target, headers) => bedrockHttpError(target, status, body, headers),
 });

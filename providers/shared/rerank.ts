@@ -4,6 +4,7 @@
  */
 import type { RerankRequest, RerankResult, RerankScore } from '../../core/canonical/rerank.ts';
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
+import { GatewayError } from '../../core/errors.ts';
 import { malformedAnswer } from './embeddings.ts';
 
 /**
@@ -50,4 +51,15 @@ export function rerankResult(answer: RerankAnswer, target: ProviderTarget, reque
   const tokens = answer.tokens;
   if (typeof tokens === 'number' && Number.isInteger(tokens) && tokens >= 0) result.usage = { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens };
   return result;
+}
+
+/**
+ * A provider that takes fewer documents in one call than the gateway's 10,000: refused before any I/O, naming
+ * the cap, rather than cut short.
+ */
+export function checkDocumentCap(target: ProviderTarget, request: RerankRequest, cap: number): void {
+  if (request.documents.length <= cap) return;
+  throw new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${target.slug} reranks at most ${cap} documents per request (got ${request.documents.length})`, {
+    provider: target.slug, capability: 'rerank', maxDocuments: cap,
+  });
 }

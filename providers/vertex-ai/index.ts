@@ -4,6 +4,7 @@ import { geminiError } from '../gemini/errors.ts';
 import { authorizeVertex } from './auth.ts';
 import { VERTEX_ANTHROPIC_VERSION, vertexChat } from './chat.ts';
 import { vertexEmbeddingOptions, vertexEmbeddings } from './embeddings.ts';
+import { vertexRankingOptions, vertexRerank } from './rerank.ts';
 import { embeddingTaskTypeOption } from '../gemini/embeddings.ts';
 
 export default defineProvider({
@@ -25,6 +26,7 @@ export default defineProvider({
       anthropicVersion: { type: 'string', minLength: 1, default: VERTEX_ANTHROPIC_VERSION, description: 'anthropic_version sent in the body of Claude requests (rawPredict).' },
       embeddingTaskType: embeddingTaskTypeOption,
       ...vertexEmbeddingOptions,
+      ...vertexRankingOptions,
       // Claude models (upstream model claude-*) speak the Messages API: its options apply to them.
       ...messagesOptionProperties,
     },
@@ -34,9 +36,12 @@ export default defineProvider({
     chat: { stream: true, tools: true, vision: true, n: true, builtInTools: ['web_search', 'search_grounding', 'code_execution', 'computer_use'] },
     // The text embedding models' :predict, up to 250 inputs a call (gemini-embedding-*: one).
     embeddings: {},
+    // The Discovery Engine ranking API (semantic-ranker-* models), on its own host.
+    rerank: {},
   },
   chat: vertexChat,
   embeddings: vertexEmbeddings,
+  rerank: vertexRerank,
   authorize: authorizeVertex,
   // Vertex's own errors are Google's {error: {code, message, status}}; Claude's are Anthropic's {type: error, error}.
   mapError: (status, body, target) => ((body as { type?: unknown } | null)?.type === 'error'
