@@ -96,6 +96,8 @@ function recordSuite(name: string, options: () => TestGatewayOptions, skip: stri
       assert.equal(row.user_id, null);
       assert.equal(row.organization_id, null);
       assert.equal(row.endpoint, '/v1/chat/completions');
+      assert.equal(row.modality, 'chat');
+      assert.equal(Number(row.search_units), 0);
       assert.equal(row.stream, false);
       assert.equal(row.provider, 'openai');
       assert.equal(row.requested_model, 'gpt-4o-mini');
@@ -285,6 +287,7 @@ function recordSuite(name: string, options: () => TestGatewayOptions, skip: stri
       const bad = await oneRecord(gw, invalid.requestId);
       assert.equal(bad.error_code, 'VALIDATION_ERROR');
       assert.equal(bad.requested_model, null);
+      assert.equal(bad.modality, 'chat', 'a body that never parsed: the modality of its route');
     });
 
     test('a model name with U+0000 is recorded without poisoning the batch it is written in', async () => {
@@ -317,6 +320,7 @@ function recordSuite(name: string, options: () => TestGatewayOptions, skip: stri
       assert.equal(r.status, 200, JSON.stringify(r.body));
       const row = await oneRecord(gw, r.requestId);
       assert.equal(row.endpoint, '/v1/messages');
+      assert.equal(row.modality, 'chat');
       assert.equal(row.status, 'completed');
     });
 
