@@ -1,29 +1,18 @@
 /**
  * One chat call to one provider target: what the provider cannot do is refused before any I/O; the request is
- * built, authorized, sent through the upstream's breaker (with any follow-ups a multi-step provider needs), and
- * the answer comes back canonical, as gw.result or gw.stream.
+ * built and goes through the shared exchange (exchange.ts); the answer comes back canonical, as gw.result or
+ * gw.stream.
  */
-import { chatRequestOf, type ChatCompletionChunk, type ChatCompletionRequest } from '../canonical/chat.ts';
+import { chatRequestOf, type CanonicalChatRequest, type ChatCompletionChunk, type ChatCompletionRequest } from '../canonical/chat.ts';
 import { estimateUsage } from '../canonical/estimate.ts';
-import { GatewayError } from '../errors.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
-import type { Breakers } from './breakers.ts';
 import { canonicalChatStream } from './chat-stream.ts';
-import type { ChatTranslator, ProviderDefinition, ProviderIO, ProviderTarget, UpstreamRequest } from './provider.ts';
-import { readBody, readErrorBody, type UpstreamClient, type UpstreamResponse } from './upstream.ts';
-import { isAbort, transportError } from './upstream-errors.ts';
+import { exchange, markRouted, unsupported, type CallDeps } from './exchange.ts';
+import type { ChatTranslator, ProviderDefinition, ProviderTarget } from './provider.ts';
 
-/** A provider that needs more follow-ups than this (a prediction polled for too long) has failed. */
-export const MAX_FOLLOW_UPS = 600;
-
-export interface ChatCallDeps {
-  upstream: UpstreamClient;
-  breakers: Breakers;
-  io: ProviderIO;
-}
-
-const unsupported = (provider: string, what: string, details: Record<string, unknown>) =>
-  new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${provider} does not support ${what}`, { provider, ...details });
+export { MAX_FOLLOW_UPS } from './exchange.ts';
+/** The chat call's dependencies are every call's. */
+export type ChatCallDeps = CallDeps;
 
 /** The provider's chat translator, once the request asks for nothing it lacks. */
 export function chatTranslatorFor(provider: ProviderDefinition, request: ChatCompletionRequest, stream: boolean): ChatTranslator {
@@ -41,67 +30,9 @@ export function chatTranslatorFor(provider: ProviderDefinition, request: ChatCom
   return provider.chat;
 }
 
-// The abort listener goes when the wait ends: a prediction polled hundreds of times must not pile them up.
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve, reject) => {
-  const onAbort = () => {
-    clearTimeout(timer);
-    reject(signal.reason);
-  };
-  const timer = setTimeout(() => {
-    signal.removeEventListener('abort', onAbort);
-    resolve();
-  }, ms);
-  signal.addEventListener('abort', onAbort, { once: true });
-});
-
-/** A whole JSON answer, at most upstream.maxBodyBytes of it. */
-async function readJson(response: UpstreamResponse, slug: string, maxBytes: number): Promise<unknown> {
-  let bytes: Buffer;
-  try {
-    bytes = await readBody(response, maxBytes);
-  } catch (err) {
-    throw isAbort(err) ? err : transportError(slug, err, 'request');
-  }
-  try {
-    return JSON.parse(bytes.toString('utf8'));
-  } catch {
-    throw new GatewayError('UPSTREAM_ERROR', `${slug} returned a body that is not JSON`, { provider: slug });
-  }
-}
-
-/** Sends, authorizes and follows up, inside the breaker; returns the final response (body unread) or JSON. */
-async function exchange(
-  deps: ChatCallDeps, provider: ProviderDefinition, chat: ChatTranslator, target: ProviderTarget,
-  first: UpstreamRequest, stream: boolean, signal: AbortSignal,
-): Promise<{ stream: UpstreamResponse } | { body: unknown }> {
-  const send = async (request: UpstreamRequest): Promise<UpstreamResponse> => {
-    let response: UpstreamResponse;
-    try {
-      const authorized = provider.authorize ? await provider.authorize(request, target, deps.io, signal) : request;
-      response = await deps.upstream.send(target.baseUrl, authorized, signal);
-    } catch (err) {
-      throw isAbort(err) ? err : transportError(target.slug, err, 'request');
-    }
-    if (response.statusCode >= 400) throw provider.mapError(response.statusCode, await readErrorBody(response), target, response.headers);
-    return response;
-  };
-  return deps.breakers.run(target.slug, target.baseUrl, async () => {
-    let response = await send(first);
-    const maxBytes = deps.upstream.maxBodyBytes;
-    if (!chat.followUp) return stream ? { stream: response } : { body: await readJson(response, target.slug, maxBytes) };
-    for (let step = 0; step < MAX_FOLLOW_UPS; step++) {
-      const body = await readJson(response, target.slug, maxBytes);
-      const next = chat.followUp!(body, target, stream, step);
-      if (!next) {
-        if (stream) throw new GatewayError('UPSTREAM_ERROR', `${target.slug} gave no stream to follow`, { provider: target.slug });
-        return { body };
-      }
-      if (next.delayMs) await sleep(next.delayMs, signal);
-      response = await send(next.request);
-      if (next.stream) return { stream: response };
-    }
-    throw new GatewayError('UPSTREAM_TIMEOUT', `${target.slug} did not finish within ${MAX_FOLLOW_UPS} follow-up requests`, { provider: target.slug });
-  });
+/** The dispatcher's capability check for a chat request (no I/O). */
+export function checkChat(provider: ProviderDefinition, _target: ProviderTarget, request: CanonicalChatRequest): void {
+  chatTranslatorFor(provider, request.body, request.stream);
 }
 
 /**
@@ -118,17 +49,13 @@ async function started(stream: AsyncGenerator<ChatCompletionChunk>): Promise<Asy
   })();
 }
 
-export async function callChat(ctx: GatewayContext, deps: ChatCallDeps, provider: ProviderDefinition, target: ProviderTarget): Promise<void> {
+export async function callChat(ctx: GatewayContext, deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget): Promise<void> {
   const gw = ctx.state.gw;
   const request = chatRequestOf(gw.canonical!);
   const chat = chatTranslatorFor(provider, request.body, request.stream);
   const upstreamRequest = chat.toUpstream(request.body, target, request.stream);
-  const answer = await exchange(deps, provider, chat, target, upstreamRequest, request.stream, gw.signal);
-  const routed = () => {
-    gw.target = { provider: target.slug, baseUrl: target.baseUrl, requestedModel: request.model, upstreamModel: target.upstreamModel };
-    ctx.set('X-Provider', target.slug);
-    ctx.set('X-Model', target.upstreamModel);
-  };
+  const followUp = chat.followUp?.bind(chat);
+  const answer = await exchange(deps, provider, target, upstreamRequest, { stream: request.stream, ...(followUp ? { followUp } : {}) }, gw.signal);
 
   if ('stream' in answer) {
     gw.stream = await started(canonicalChatStream({
@@ -137,10 +64,10 @@ export async function callChat(ctx: GatewayContext, deps: ChatCallDeps, provider
         gw.usageEstimated = true;
       },
     }));
-    routed();
+    markRouted(ctx, target, request.model);
     return;
   }
-  routed();
+  markRouted(ctx, target, request.model);
   const result = chat.fromUpstream(answer.body, target, request.body);
   if (!result.usage) {
     const text = result.choices.map((c) => c.message.content ?? '').join('');

@@ -1,14 +1,20 @@
 /**
- * The last step of a chat pipeline: the canonical request goes to the model's targets in routing order. A
- * retryable failure before any byte reached the caller is retried on the same target (jittered exponential
- * backoff, routing.retries times), then moves on to the next target; an open breaker moves on at once.
+ * The last step of every dispatch pipeline, whatever the modality: the canonical request goes to the model's
+ * targets in routing order. Targets whose provider cannot serve the request (the modality, or what the request
+ * asks of it) are skipped before any I/O; when none can, the first refusal is the answer (400
+ * CAPABILITY_NOT_SUPPORTED). A retryable failure before any byte reached the caller is retried on the same
+ * target (jittered exponential backoff, routing.retries times), then moves on to the next target; an open
+ * breaker moves on at once.
  */
-import { chatRequestOf, type ChatCompletionRequest } from '../canonical/chat.ts';
+import type { CanonicalRequest, ChatCompletionRequest } from '../canonical/chat.ts';
 import type { RoutingConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
-import type { Caller, GatewayMiddleware } from '../pipeline/context.ts';
-import { callChat, type ChatCallDeps } from './chat-call.ts';
-import type { BuiltInToolName } from './provider.ts';
+import type { Caller, GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
+import { callChat, checkChat } from './chat-call.ts';
+import { callEmbeddings, checkEmbeddings } from './embeddings-call.ts';
+import type { CallDeps } from './exchange.ts';
+import type { BuiltInToolName, ProviderDefinition, ProviderTarget } from './provider.ts';
+import { callRerank, checkRerank } from './rerank-call.ts';
 import type { ProviderRegistry } from './provider-registry.ts';
 import type { RoutingTable } from './routing.ts';
 import { isPoolFull, isRetryable, shouldFallBack } from './upstream-errors.ts';
@@ -19,7 +25,7 @@ import { isPoolFull, isRetryable, shouldFallBack } from './upstream-errors.ts';
  */
 export type GatewayToolHandler = (request: ChatCompletionRequest, caller: Caller | undefined, signal: AbortSignal) => Promise<ChatCompletionRequest>;
 
-export interface DispatcherDeps extends ChatCallDeps {
+export interface DispatcherDeps extends CallDeps {
   routing: RoutingTable;
   providers: ProviderRegistry;
   retry: RoutingConfig;
@@ -54,28 +60,68 @@ const wait = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) =>
 
 const originOf = (baseUrl: string) => new URL(baseUrl).origin;
 
+/** Per modality: whether a target can serve the request (throws CAPABILITY_NOT_SUPPORTED; no I/O), and the call. */
+interface ModalityCall {
+  check(provider: ProviderDefinition, target: ProviderTarget, request: CanonicalRequest): void;
+  call(ctx: GatewayContext, deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget): Promise<void>;
+}
+
+function modalityCall(request: CanonicalRequest): ModalityCall {
+  switch (request.modality) {
+    case 'chat': return { check: (p, t) => checkChat(p, t, request), call: callChat };
+    case 'embeddings': return { check: (p, t) => checkEmbeddings(p, t, request), call: callEmbeddings };
+    case 'rerank': return { check: (p) => checkRerank(p), call: callRerank };
+  }
+}
+
+const isRefusal = (err: unknown): err is GatewayError => err instanceof GatewayError && err.code === 'CAPABILITY_NOT_SUPPORTED';
+
+/** The targets that can serve the request, in order; none: the first target's refusal. */
+function servingTargets(deps: DispatcherDeps, modality: ModalityCall, targets: ProviderTarget[], request: CanonicalRequest): ProviderTarget[] {
+  let firstRefusal: GatewayError | undefined;
+  const serving = targets.filter((target) => {
+    try {
+      modality.check(deps.providers.get(target.slug)!, target, request);
+      return true;
+    } catch (err) {
+      if (!isRefusal(err)) throw err;
+      firstRefusal ??= err;
+      return false;
+    }
+  });
+  if (serving.length === 0) throw firstRefusal!;
+  return serving;
+}
+
 export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
   const random = deps.random ?? Math.random;
   const backoff = (attempt: number) => random() * Math.min(deps.retry.maxBackoffMs, deps.retry.backoffMs * 2 ** attempt);
   return async (ctx) => {
     const gw = ctx.state.gw;
     if (gw.result || gw.stream) return; // answered early by a plugin
-    const request = chatRequestOf(await gw.request());
+    const request = await gw.request();
     const { targets } = deps.routing.resolve(request.model, gw.caller?.policy);
-    request.body = await applyGatewayTools(deps, request.body, gw.caller, gw.signal);
+    if (request.modality === 'chat') request.body = await applyGatewayTools(deps, request.body, gw.caller, gw.signal);
+    const modality = modalityCall(request);
     let lastError: unknown;
+    // A refusal only a translator could make (a parameter this provider lacks): the next target may serve it.
+    let refusal: GatewayError | undefined;
     // Origins whose pool just refused this request: another target on one would only queue behind it again.
     const fullOrigins = new Set<string>();
-    for (const target of targets) {
+    for (const target of servingTargets(deps, modality, targets, request)) {
       if (fullOrigins.size > 0 && fullOrigins.has(originOf(target.baseUrl))) continue;
       const provider = deps.providers.get(target.slug)!;
       for (let attempt = 0; attempt <= deps.retry.retries; attempt++) {
         if (attempt > 0) await wait(backoff(attempt - 1), gw.signal);
         if (gw.signal.aborted) throw lastError ?? gw.signal.reason;
         try {
-          await callChat(ctx, deps, provider, target);
+          await modality.call(ctx, deps, provider, target);
           return;
         } catch (err) {
+          if (isRefusal(err) && !gw.signal.aborted) {
+            refusal ??= err;
+            break;
+          }
           if (gw.signal.aborted || !shouldFallBack(err)) throw err;
           lastError = err;
           if (isPoolFull(err)) fullOrigins.add(originOf(target.baseUrl));
@@ -83,6 +129,6 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
         }
       }
     }
-    throw lastError;
+    throw lastError ?? refusal;
   };
 }

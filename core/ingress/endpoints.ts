@@ -5,10 +5,12 @@ import { proxyEndpoints } from '../api/proxy.ts';
 import { usageEndpoint } from '../api/usage.ts';
 import { chatCompletionsEndpoint } from './chat.ts';
 import { completionsEndpoint } from './completions.ts';
+import { embeddingsEndpoint } from './embeddings.ts';
 import type { EndpointDefinition } from './endpoint.ts';
 import { messagesEndpoint } from './messages.ts';
+import { rerankEndpoint } from './rerank.ts';
 
-export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, modelsEndpoint, usageEndpoint, budgetEndpoint, ...proxyEndpoints];
+export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, modelsEndpoint, usageEndpoint, budgetEndpoint, ...proxyEndpoints];
 
 /** The route names pipelines.yaml may list (the passthrough's several methods share `/proxy`). */
 export const endpointPaths = (): string[] => [...new Set(endpoints.map((e) => e.path))];

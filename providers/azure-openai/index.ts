@@ -4,6 +4,7 @@
  */
 import { defineProvider } from '../../core/dispatch/provider.ts';
 import { AZURE_AI_API_VERSION, AZURE_OPENAI_API_VERSION, azureAiChat, azureAiHeaders, azureOpenAiChat, azureOpenAiHeaders } from './chat.ts';
+import { azureAiEmbeddings, azureOpenAiEmbeddings } from './embeddings.ts';
 import { azureErrorFromBody } from './errors.ts';
 
 export const azureOpenAi = defineProvider({
@@ -24,8 +25,9 @@ export const azureOpenAi = defineProvider({
       },
     },
   },
-  capabilities: { chat: { stream: true, tools: true, vision: true, n: true } },
+  capabilities: { chat: { stream: true, tools: true, vision: true, n: true }, embeddings: {} },
   chat: azureOpenAiChat,
+  embeddings: azureOpenAiEmbeddings,
   passthroughHeaders: azureOpenAiHeaders,
   mapError: (status, body, target) => azureErrorFromBody(target, status, body),
 });
@@ -52,8 +54,9 @@ export const azureAi = defineProvider({
       },
     },
   },
-  capabilities: { chat: { stream: true, tools: true, vision: true, n: true } },
+  capabilities: { chat: { stream: true, tools: true, vision: true, n: true }, embeddings: {} },
   chat: azureAiChat,
+  embeddings: azureAiEmbeddings,
   passthroughHeaders: azureAiHeaders,
   mapError: (status, body, target) => azureErrorFromBody(target, status, body),
 });

@@ -6,6 +6,7 @@
  */
 import type { JsonSchema } from '../../core/config/schema.ts';
 import type { ChatCapability, ProviderTarget } from '../../core/dispatch/provider.ts';
+import { mistralEmbeddingsBody, nimEmbeddingsBody, type CompatibleEmbeddings } from './embeddings.ts';
 import type { ParameterPolicy } from './policy.ts';
 import type { CompatibleRerank } from './rerank.ts';
 import {
@@ -21,6 +22,8 @@ export interface CompatibleEntry {
   /** The shape of the base URL the operator fills in, for providers without a default. */
   baseUrlTemplate?: string;
   chat: ChatCapability;
+  /** POST /embeddings, as the provider documents it (absent: the provider has no embeddings). */
+  embeddings?: CompatibleEmbeddings;
   /** The provider's rerank API (absent: none). */
   rerank?: CompatibleRerank;
   policy?: ParameterPolicy;
@@ -42,10 +45,18 @@ const textOnly = { ...single, vision: false };
 /** Sampling knobs OpenAI has and these servers do not: harmless to leave out. */
 const OPENAI_ONLY = ['store', 'metadata', 'service_tier', 'prompt_cache_key', 'verbosity', 'modalities', 'audio', 'prediction', 'safety_identifier'];
 const NO_LOGPROBS = ['logprobs', 'top_logprobs', 'logit_bias'];
+/** Embeddings as OpenAI serves them, with no model that shortens its vectors. */
+const EMBED = {};
+/** Embeddings whose server documents float output only. */
+const EMBED_FLOATS = { base64: false };
+/** Hosts of OpenAI's own embedding models (text-embedding-3-* take dimensions). */
+const EMBED_OPENAI_MODELS = { dimensions: /(^|\/)text-embedding-3-/ };
+/** Qwen3-Embedding is Matryoshka-trained: it takes dimensions wherever it is hosted. */
+const QWEN3_EMBEDDING = /qwen3-embedding/i;
 
 export const CATALOGUE: readonly CompatibleEntry[] = [
   {
-    slug: 'mistral', displayName: 'Mistral AI', defaultBaseUrl: 'https://api.mistral.ai/v1', chat: all,
+    slug: 'mistral', displayName: 'Mistral AI', defaultBaseUrl: 'https://api.mistral.ai/v1', embeddings: { dimensions: /^codestral-embed/, body: mistralEmbeddingsBody }, chat: all,
     // Mistral rejects unknown fields (422 extra_forbidden), stream_options included; usage ends every stream.
     streamOptions: false,
     policy: {
@@ -63,11 +74,11 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     body: groqBody, chunk: groqUsage,
   },
   {
-    slug: 'together-ai', displayName: 'Together AI', defaultBaseUrl: 'https://api.together.xyz/v1', chat: all,
+    slug: 'together-ai', displayName: 'Together AI', defaultBaseUrl: 'https://api.together.xyz/v1', embeddings: EMBED_FLOATS, chat: all,
     policy: { drop: OPENAI_ONLY }, notes: 'Finishes with `eos`, mapped to stop.',
     rerank: { shape: 'cohere', path: '/rerank', returnDocuments: false },
   },
-  { slug: 'fireworks-ai', displayName: 'Fireworks AI', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', chat: all, policy: { drop: OPENAI_ONLY } },
+  { slug: 'fireworks-ai', displayName: 'Fireworks AI', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', embeddings: { base64: false, dimensions: /nomic-embed-text-v1\.5|qwen3-embedding/i }, chat: all, policy: { drop: OPENAI_ONLY } },
   {
     slug: 'deepseek', displayName: 'DeepSeek', defaultBaseUrl: 'https://api.deepseek.com', chat: textOnly,
     // No /v1 in the base URL; reasoning_content stays beside content; JSON output is json_object only.
@@ -82,7 +93,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
   },
   {
     slug: 'openrouter', displayName: 'OpenRouter', defaultBaseUrl: 'https://openrouter.ai/api/v1',
-    chat: { ...single, builtInTools: ['web_search'] }, policy: { reasoning: { style: 'openrouter' } },
+    embeddings: EMBED_OPENAI_MODELS, chat: { ...single, builtInTools: ['web_search'] }, policy: { reasoning: { style: 'openrouter' } },
     body: openrouterWebSearch, headers: openrouterHeaders,
     options: {
       siteUrl: { type: 'string', description: 'Sent as HTTP-Referer: the site OpenRouter attributes requests to.' },
@@ -91,12 +102,12 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
   },
   { slug: 'cerebras', displayName: 'Cerebras', defaultBaseUrl: 'https://api.cerebras.ai/v1', chat: textOnly, policy: { drop: OPENAI_ONLY, maxCompletionTokens: true } },
   { slug: 'sambanova', displayName: 'SambaNova', defaultBaseUrl: 'https://api.sambanova.ai/v1', chat: single, policy: { drop: OPENAI_ONLY } },
-  { slug: 'deepinfra', displayName: 'DeepInfra', defaultBaseUrl: 'https://api.deepinfra.com/v1/openai', chat: all, policy: { drop: OPENAI_ONLY } },
-  { slug: 'nebius', displayName: 'Nebius AI Studio', defaultBaseUrl: 'https://api.studio.nebius.ai/v1', chat: all, policy: { drop: OPENAI_ONLY } },
+  { slug: 'deepinfra', displayName: 'DeepInfra', defaultBaseUrl: 'https://api.deepinfra.com/v1/openai', embeddings: { dimensions: QWEN3_EMBEDDING }, chat: all, policy: { drop: OPENAI_ONLY } },
+  { slug: 'nebius', displayName: 'Nebius AI Studio', defaultBaseUrl: 'https://api.studio.nebius.ai/v1', embeddings: EMBED_FLOATS, chat: all, policy: { drop: OPENAI_ONLY } },
   { slug: 'novita-ai', displayName: 'Novita AI', defaultBaseUrl: 'https://api.novita.ai/v3/openai', chat: all, policy: { drop: OPENAI_ONLY } },
   { slug: 'hyperbolic', displayName: 'Hyperbolic', defaultBaseUrl: 'https://api.hyperbolic.xyz/v1', chat: single, policy: { drop: OPENAI_ONLY } },
   {
-    slug: 'volcengine', displayName: 'Volcengine Ark', defaultBaseUrl: 'https://ark.cn-beijing.volces.com/api/v3', chat: single,
+    slug: 'volcengine', displayName: 'Volcengine Ark', defaultBaseUrl: 'https://ark.cn-beijing.volces.com/api/v3', embeddings: EMBED, chat: single,
     policy: { drop: OPENAI_ONLY, reasoning: { style: 'thinking' } }, notes: 'The model is a model id or an endpoint id (ep-...).',
   },
   { slug: 'nscale', displayName: 'nscale', defaultBaseUrl: 'https://inference.api.nscale.com/v1', chat: single, policy: { drop: OPENAI_ONLY } },
@@ -107,48 +118,50 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
   },
   {
     slug: 'zhipu', displayName: 'Zhipu AI (GLM)', defaultBaseUrl: 'https://open.bigmodel.cn/api/paas/v4',
-    chat: { ...single, builtInTools: ['web_search'] }, policy: { drop: OPENAI_ONLY, refuse: ['logit_bias'], reasoning: { style: 'thinking' } },
+    embeddings: { base64: false, dimensions: /^embedding-3/ }, chat: { ...single, builtInTools: ['web_search'] }, policy: { drop: OPENAI_ONLY, refuse: ['logit_bias'], reasoning: { style: 'thinking' } },
     body: zhipuBody, notes: 'tool_choice is auto only; finish reason `sensitive` is content_filter.',
   },
   {
     slug: 'dashscope', displayName: 'Alibaba Cloud Model Studio (DashScope)', defaultBaseUrl: 'https://dashscope-intl.aliyuncs.com/compatible-mode/v1',
-    chat: { ...all, builtInTools: ['web_search'] }, policy: { drop: OPENAI_ONLY, reasoning: { style: 'enable-thinking' } }, body: dashscopeWebSearch,
+    embeddings: { base64: false, dimensions: /^text-embedding-v[34]/ }, chat: { ...all, builtInTools: ['web_search'] }, policy: { drop: OPENAI_ONLY, reasoning: { style: 'enable-thinking' } }, body: dashscopeWebSearch,
   },
   {
-    slug: 'siliconflow', displayName: 'SiliconFlow', defaultBaseUrl: 'https://api.siliconflow.cn/v1', chat: single,
+    slug: 'siliconflow', displayName: 'SiliconFlow', defaultBaseUrl: 'https://api.siliconflow.cn/v1', embeddings: { dimensions: QWEN3_EMBEDDING }, chat: single,
     policy: { drop: OPENAI_ONLY, reasoning: { style: 'enable-thinking' } },
     rerank: { shape: 'cohere', path: '/rerank', returnDocuments: false },
   },
-  { slug: 'upstage', displayName: 'Upstage', defaultBaseUrl: 'https://api.upstage.ai/v1', chat: textOnly, policy: { drop: OPENAI_ONLY } },
+  { slug: 'upstage', displayName: 'Upstage', defaultBaseUrl: 'https://api.upstage.ai/v1', embeddings: EMBED_FLOATS, chat: textOnly, policy: { drop: OPENAI_ONLY } },
   {
     slug: 'ai21', displayName: 'AI21 Labs', defaultBaseUrl: 'https://api.ai21.com/studio/v1', chat: { ...all, vision: false },
     // Jamba: usage comes in the last chunk unasked; JSON output is json_object only.
     streamOptions: false, policy: { drop: OPENAI_ONLY, refuse: NO_LOGPROBS, noJsonSchema: true, reasoning: { style: 'none' } },
   },
   {
-    slug: 'nvidia-nim', displayName: 'NVIDIA NIM', defaultBaseUrl: 'https://integrate.api.nvidia.com/v1', chat: single, policy: { drop: OPENAI_ONLY },
+    slug: 'nvidia-nim', displayName: 'NVIDIA NIM', defaultBaseUrl: 'https://integrate.api.nvidia.com/v1', embeddings: { dimensions: /llama-3\.2-nv-embedqa-1b|nemoretriever|nemotron-embed/i, body: nimEmbeddingsBody }, chat: single, policy: { drop: OPENAI_ONLY },
     // A self-hosted NIM serves /v1/ranking; NVIDIA's hosted catalogue has a URL per reranker (set baseUrl to it).
     rerank: { shape: 'nvidia-ranking', path: '/ranking' },
+    options: { embeddingInputType: { type: 'string', enum: ['query', 'passage'], default: 'query', description: 'Sent as input_type on embeddings: NVIDIA\'s retrieval models embed queries and passages differently.' } },
   },
   {
-    slug: 'github-models', displayName: 'GitHub Models', defaultBaseUrl: 'https://models.github.ai/inference', chat: single,
+    slug: 'github-models', displayName: 'GitHub Models', defaultBaseUrl: 'https://models.github.ai/inference', embeddings: EMBED_OPENAI_MODELS, chat: single,
     policy: { drop: OPENAI_ONLY }, headers: githubHeaders, notes: 'Models are named publisher/model (openai/gpt-4.1); the key is a GitHub token.',
   },
   {
     slug: 'workers-ai', displayName: 'Cloudflare Workers AI', baseUrlTemplate: 'https://api.cloudflare.com/client/v4/accounts/{account}/ai/v1',
-    chat: textOnly, policy: { drop: OPENAI_ONLY },
+    embeddings: EMBED_FLOATS, chat: textOnly, policy: { drop: OPENAI_ONLY },
   },
   { slug: 'huggingface', displayName: 'Hugging Face Inference Providers', defaultBaseUrl: 'https://router.huggingface.co/v1', chat: single, policy: { drop: OPENAI_ONLY } },
   {
-    slug: 'ollama', displayName: 'Ollama', defaultBaseUrl: 'http://localhost:11434/v1', chat: single,
+    slug: 'ollama', displayName: 'Ollama', defaultBaseUrl: 'http://localhost:11434/v1', embeddings: EMBED_FLOATS, chat: single,
     policy: { drop: OPENAI_ONLY }, notes: 'No key: no Authorization header unless apiKey is set (a proxy in front, Ollama cloud).',
   },
   {
-    slug: 'vllm', displayName: 'vLLM', chat: all, baseUrlTemplate: 'http://{host}:8000/v1',
-    rerank: { shape: 'cohere', path: '/rerank' }, policy: { maxCompletionTokens: true }, notes: 'Operator-supplied base URL; the key is optional (vllm serve --api-key).',
+    slug: 'vllm', displayName: 'vLLM', embeddings: { dimensions: /./ }, chat: all, baseUrlTemplate: 'http://{host}:8000/v1',
+    rerank: { shape: 'cohere', path: '/rerank' }, policy: { maxCompletionTokens: true },
+    notes: 'Operator-supplied base URL; the key is optional (vllm serve --api-key). Embeddings pass dimensions on: the server refuses them (400) for a model that is not Matryoshka-trained.',
   },
   {
-    slug: 'databricks', displayName: 'Databricks Model Serving', baseUrlTemplate: 'https://{workspace}/serving-endpoints', chat: all,
+    slug: 'databricks', displayName: 'Databricks Model Serving', baseUrlTemplate: 'https://{workspace}/serving-endpoints', embeddings: EMBED_FLOATS, chat: all,
     // The model is the serving endpoint's name; usage comes in the last chunk unasked.
     streamOptions: false, policy: { drop: OPENAI_ONLY },
   },

@@ -2,22 +2,27 @@
  * The OpenAI-compatible providers: each catalogue entry becomes a provider definition on the OpenAI
  * translator (providers/openai/chat.ts), with the entry's policy and quirk hooks plugged in.
  */
-import { defineProvider, type ChatTranslator, type ProviderDefinition } from '../../core/dispatch/provider.ts';
+import { defineProvider, type ChatTranslator, type ProviderDefinition, type ProviderTarget } from '../../core/dispatch/provider.ts';
 import { createOpenAiChat, openaiHeaders } from '../openai/chat.ts';
 import { openaiErrorFromBody } from '../openai/errors.ts';
 import { CATALOGUE, type CompatibleEntry } from './catalogue.ts';
+import { compatibleEmbeddings } from './embeddings.ts';
 import { applyReasoning, checkRefusals, normalizeChunk, normalizeCompletion, shapeBody } from './policy.ts';
 import { compatibleRerank } from './rerank.ts';
+
+/** Bearer only when a key is configured (ollama and vllm run without one), plus the entry's own headers. */
+function compatibleHeaders(entry: CompatibleEntry): (target: ProviderTarget) => Record<string, string> {
+  return (target) => {
+    const headers = openaiHeaders({ ...target, options: {} });
+    return entry.headers ? { ...entry.headers(target), ...headers } : headers;
+  };
+}
 
 export function compatibleChat(entry: CompatibleEntry): ChatTranslator {
   const policy = entry.policy ?? {};
   return createOpenAiChat({
     streamOptions: entry.streamOptions ?? true,
-    headers(target) {
-      // Bearer only when a key is configured: ollama and vllm run without one.
-      const headers = openaiHeaders({ ...target, options: {} });
-      return entry.headers ? { ...entry.headers(target), ...headers } : headers;
-    },
+    headers: compatibleHeaders(entry),
     body(body, request, target) {
       checkRefusals(policy, request, target);
       applyReasoning(policy.reasoning ?? { style: 'effort' }, body, request);
@@ -35,7 +40,8 @@ export function compatibleChat(entry: CompatibleEntry): ChatTranslator {
 
 function describe(entry: CompatibleEntry): string {
   const where = entry.defaultBaseUrl ? `Default base URL ${entry.defaultBaseUrl}.` : `No default base URL: set baseUrl to ${entry.baseUrlTemplate}.`;
-  return `${entry.displayName} (OpenAI-compatible chat). ${where}${entry.notes ? ` ${entry.notes}` : ''}`;
+  const modalities = ['chat', ...(entry.embeddings ? ['embeddings'] : []), ...(entry.rerank ? ['rerank'] : [])].join(', ');
+  return `${entry.displayName} (OpenAI-compatible: ${modalities}). ${where}${entry.notes ? ` ${entry.notes}` : ''}`;
 }
 
 export function compatibleProvider(entry: CompatibleEntry): ProviderDefinition {
@@ -45,8 +51,9 @@ export function compatibleProvider(entry: CompatibleEntry): ProviderDefinition {
     displayName: entry.displayName,
     ...(entry.defaultBaseUrl ? { defaultBaseUrl: entry.defaultBaseUrl } : {}),
     configSchema: { type: 'object', additionalProperties: false, description: describe(entry), properties: entry.options ?? {} },
-    capabilities: { chat: entry.chat, ...(entry.rerank ? { rerank: {} } : {}) },
+    capabilities: { chat: entry.chat, ...(entry.embeddings ? { embeddings: {} } : {}), ...(entry.rerank ? { rerank: {} } : {}) },
     chat: compatibleChat(entry),
+    ...(entry.embeddings ? { embeddings: compatibleEmbeddings(entry.embeddings, compatibleHeaders(entry)) } : {}),
     ...(entry.rerank ? { rerank: compatibleRerank(entry.rerank) } : {}),
     mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
   });

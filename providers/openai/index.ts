@@ -1,5 +1,6 @@
 import { defineProvider } from '../../core/dispatch/provider.ts';
 import { openaiChat, openaiHeaders } from './chat.ts';
+import { openaiEmbeddings } from './embeddings.ts';
 import { openaiErrorFromBody } from './errors.ts';
 
 export default defineProvider({
@@ -17,8 +18,10 @@ export default defineProvider({
   },
   capabilities: {
     chat: { stream: true, tools: true, vision: true, n: true, builtInTools: ['web_search'] },
+    embeddings: {},
   },
   chat: openaiChat,
+  embeddings: openaiEmbeddings,
   passthroughHeaders: openaiHeaders,
   mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
 });

@@ -6,6 +6,8 @@
 import { CATALOGUE } from '../../providers/openai-compatible/catalogue.ts';
 import { compatibleProviderBySlug } from '../../providers/openai-compatible/index.ts';
 import type { ConformanceTarget } from './kit.ts';
+import type { ModalityTarget } from './modalities.ts';
+import { openAiEmbeddingsWire, type OpenAiEmbeddingsStyle } from './wires/openai-embeddings.ts';
 import { compatibleWire, type CompatibleWireStyle } from './wires/openai-compatible.ts';
 
 type Style = Omit<CompatibleWireStyle, 'path'>;
@@ -90,3 +92,47 @@ export function compatibleTarget(slug: string): ConformanceTarget {
 
 /** Every chat slug of the catalogue, in catalogue order. */
 export const COMPATIBLE_SLUGS: string[] = CATALOGUE.map((e) => e.slug);
+
+/**
+ * What each provider's embeddings wire does differently from OpenAI's, from its documentation, and an upstream
+ * model of it that takes `dimensions` (null: none does).
+ */
+export const COMPATIBLE_EMBEDDINGS: Record<string, { style: Omit<OpenAiEmbeddingsStyle, 'path'>; dimensionsModel: string | null }> = {
+  mistral: { style: { dimensionsField: 'output_dimension', rejects: ['user', 'dimensions'] }, dimensionsModel: 'codestral-embed' },
+  'together-ai': { style: { floatOnly: true }, dimensionsModel: null },
+  'fireworks-ai': { style: { floatOnly: true }, dimensionsModel: 'nomic-ai/nomic-embed-text-v1.5' },
+  openrouter: { style: {}, dimensionsModel: 'openai/text-embedding-3-small' },
+  deepinfra: { style: {}, dimensionsModel: 'Qwen/Qwen3-Embedding-8B' },
+  nebius: { style: { floatOnly: true }, dimensionsModel: null },
+  volcengine: { style: {}, dimensionsModel: null },
+  zhipu: { style: { floatOnly: true }, dimensionsModel: 'embedding-3' },
+  dashscope: { style: { floatOnly: true }, dimensionsModel: 'text-embedding-v4' },
+  siliconflow: { style: {}, dimensionsModel: 'Qwen/Qwen3-Embedding-8B' },
+  upstage: { style: { floatOnly: true }, dimensionsModel: null },
+  'nvidia-nim': { style: { requires: { input_type: 'query', truncate: 'NONE' } }, dimensionsModel: 'nvidia/llama-3.2-nv-embedqa-1b-v2' },
+  'github-models': { style: {}, dimensionsModel: 'openai/text-embedding-3-small' },
+  'workers-ai': { style: { floatOnly: true }, dimensionsModel: null },
+  ollama: { style: { floatOnly: true }, dimensionsModel: null },
+  vllm: { style: {}, dimensionsModel: 'Qwen/Qwen3-Embedding-0.6B' },
+  databricks: { style: { floatOnly: true }, dimensionsModel: null },
+};
+
+export function compatibleModalityTarget(slug: string): ModalityTarget {
+  const { style, dimensionsModel } = COMPATIBLE_EMBEDDINGS[slug]!;
+  const chatStyle = COMPATIBLE_WIRES[slug]!;
+  const prefix = basePath(slug);
+  const credential = `sk-conformance-${slug}`;
+  const chatWire = compatibleWire({ ...chatStyle, path: `${prefix}/chat/completions` });
+  return {
+    provider: compatibleProviderBySlug(slug),
+    credential,
+    providerBlock: (baseUrl) => `baseUrl: ${baseUrl}${prefix}${chatStyle.noAuth ? '' : `\napiKey: ${credential}`}`,
+    embeddings: {
+      wire: openAiEmbeddingsWire({ ...style, path: `${prefix}/embeddings`, errorBody: chatWire.errorBody, assertAuth: chatWire.assertAuth }),
+      dimensionsModel,
+    },
+  };
+}
+
+/** Every slug of the catalogue with embeddings, in catalogue order. */
+export const COMPATIBLE_EMBEDDINGS_SLUGS: string[] = CATALOGUE.filter((e) => e.embeddings).map((e) => e.slug);

@@ -15,6 +15,10 @@ import type { ProviderDefinition, ProviderTarget } from '../../core/dispatch/pro
 import { decodeStream } from '../../core/streaming/decode.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { ERROR_CASES, FIXTURES, type Fixture, type ScriptedAnswer, type ScriptedToolCall, type WireSummary } from './fixtures.ts';
+import { runModalityConformance, type ModalityTarget } from './modalities.ts';
+
+export { runModalityConformance, scriptedVectors } from './modalities.ts';
+export type { EmbeddingsSummary, EmbeddingsWire, ModalityTarget, RerankSummary, RerankWire, WireAnswer } from './modalities.ts';
 
 export interface RecordedUpstreamRequest {
   method: string;
@@ -66,6 +70,10 @@ export interface ConformanceTarget {
    * the gateway's estimate: the kit checks that it is there, not its value. Default 'reported'.
    */
   streamUsage?: 'reported' | 'estimated';
+  /** The provider's embeddings wire: the embeddings fixtures run too (modalities.ts). */
+  embeddings?: ModalityTarget['embeddings'];
+  /** The provider's rerank wire: the rerank fixtures run too. */
+  rerank?: ModalityTarget['rerank'];
 }
 
 type Mode = { kind: 'answer'; answer: ScriptedAnswer } | { kind: 'error'; status: number } | { kind: 'malformed' } | { kind: 'hang' };
@@ -206,6 +214,8 @@ export function runConformance(target: ConformanceTarget): void {
   const upstreamModel = target.upstreamModel ?? UPSTREAM_MODEL;
   const ignoreIds = (target.ignore ?? []).includes('toolCallIds');
   const fixtures = FIXTURES.filter((f) => !target.without?.[f.name]);
+
+  if (target.embeddings || target.rerank) runModalityConformance(target);
 
   describe(`conformance: ${provider.slug}`, () => {
     let fake: WireFake;
