@@ -1,16 +1,16 @@
 /**
- * The passthrough's upstream half on two transports, for bench/passthrough-transports.ts: the gateway's own
- * (UpstreamClient, undici) and http-proxy-3 1.x (node:http with a keep-alive agent). Both do the same work per
+ * The passthrough's upstream half on two transports, for bench/passthrough-transports.ts: undici as translated
+ * calls use it (UpstreamClient.send, the passthrough's transport until it moved) and the passthrough's http-proxy-3
+ * 1.x transport (UpstreamClient.passthrough, node:http keep-alive agents), both with the same slots and timeouts. Both do the same work per
  * request: the path join, the header rules, the credential, the body counter, X-Provider. Only the transport
  * differs, so the comparison measures it and nothing else (the gateway's routing and plugins cost both the same).
  * Run as a process: `TRANSPORT=undici|http-proxy-3 UPSTREAM=http://127.0.0.1:N node --import tsx
  * bench/passthrough-transport.ts` prints `{"port": N}`.
  */
-import { Agent as HttpAgent, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createProxyServer } from 'http-proxy-3';
 import { parseConfig } from '../core/config/load.ts';
 import { answerHeaders, BodyLimit, forwardedHeaders } from '../core/dispatch/passthrough.ts';
 import { forwardingHeaders, type ForwardingRules } from '../core/dispatch/passthrough-forwarded.ts';
@@ -55,23 +55,26 @@ async function undiciHandler(baseUrl: string) {
   };
 }
 
-function httpProxyHandler(baseUrl: string) {
-  const agent = new HttpAgent({ keepAlive: true, maxSockets: CONNECTIONS, timeout: 60_000 });
-  const proxy = createProxyServer({ agent, ignorePath: true, proxyTimeout: 60_000 });
-  proxy.on('proxyRes', (_proxyRes, _req, res) => {
-    (res as ServerResponse).setHeader('x-provider', 'openai');
-  });
+/** The gateway's own http-proxy-3 transport (core/dispatch/passthrough-http.ts): slots, timeouts and all. */
+async function httpProxyHandler(baseUrl: string) {
+  const { config } = await parseConfig('{}', { file: join(tmpdir(), 'bench-passthrough.yaml'), env: {} });
+  const client = new UpstreamClient({ ...config.upstream, connectionsPerOrigin: CONNECTIONS });
   return (req: IncomingMessage, res: ServerResponse) => {
     const { target, headers, body } = prepare(req, baseUrl);
-    // http-proxy-3 starts from the incoming headers: the filtered set replaces them.
-    req.headers = headers;
-    proxy.web(req, res, { target: new URL(`${target.origin}${target.path}`), ...(body ? { buffer: body } : {}) }, (err) => fail(res, err as Error));
+    const controller = new AbortController();
+    res.once('close', () => controller.abort());
+    const path = target.relative ?? `${target.origin}${target.path}`;
+    client.passthrough.send({ req, res, method: req.method ?? 'GET', ...client.locate(baseUrl, path), headers, body, signal: controller.signal })
+      .then((response) => {
+        res.writeHead(response.statusCode, { ...answerHeaders(response.headers), 'x-provider': 'openai' });
+        response.body.pipe(res);
+      }, (err: Error) => fail(res, err));
   };
 }
 
 export async function startTransport(transport: Transport, upstream: string, port = 0): Promise<{ url: string; close(): Promise<void> }> {
   const baseUrl = `${upstream}/v1`;
-  const handler = transport === 'undici' ? await undiciHandler(baseUrl) : httpProxyHandler(baseUrl);
+  const handler = transport === 'undici' ? await undiciHandler(baseUrl) : await httpProxyHandler(baseUrl);
   const server = createServer(handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { percentile, runJson, runStream, type Target } from './load.ts';
 import type { Transport } from './passthrough-transport.ts';
@@ -32,8 +32,14 @@ interface Row {
   p99: number;
   /** CPU of the proxy process per completed request. */
   cpuMsPerRequest: number;
-  /** Streams: p99 of a chunk's time from the upstream's write to the client. */
+  /** Streams: a chunk's time from the upstream's write to the client (every chunk after the first). */
+  transitP50?: number;
   transitP99?: number;
+  /** Streams: from the request's due time to the first content chunk. */
+  ttftP50?: number;
+  ttftP99?: number;
+  /** The machine's 1-minute load average when the step began. */
+  load1: number;
 }
 
 async function startServer(transport: Transport, upstream: string, workDir: string, core: number | null) {
@@ -68,18 +74,26 @@ async function measure(round: number, transport: Transport, url: string, pid: nu
   const runs: Array<{ scenario: string; offered: number; run: () => ReturnType<typeof runJson> }> = [
     { scenario: 'json c=1', offered: 100, run: () => runJson(target, { rate: 100, durationMs: STEP_MS, connections: 1, body: JSON_BODY, fromSend: true }) },
     ...JSON_RATES.map((rate) => ({ scenario: `json c=${CONNECTIONS}`, offered: rate, run: () => runJson(target, { rate, durationMs: STEP_MS, connections: CONNECTIONS, body: JSON_BODY }) })),
+    // Few streams at once: a chunk's transit is the transport's own delay (buffering, Nagle), not queueing.
+    { scenario: 'stream c=8', offered: 20, run: () => runStream(target, { rate: 20, durationMs: STEP_MS, connections: 8, body: STREAM_BODY, paceMs: STREAM_PACE_MS }) },
     { scenario: 'stream c=64', offered: 200, run: () => runStream(target, { rate: 200, durationMs: STEP_MS, connections: CONNECTIONS, body: STREAM_BODY, paceMs: STREAM_PACE_MS }) },
   ];
   for (const { scenario, offered, run } of runs) {
+    const load1 = round2(loadavg()[0]!);
     const before = cpuMs(pid) ?? 0;
     const result = await run();
     const cpu = (cpuMs(pid) ?? 0) - before;
     const row: Row = {
       round, transport, scenario, offered, achieved: Math.round(result.achieved), errors: result.errors,
       p50: round2(percentile(result.latencies, 50)), p99: round2(percentile(result.latencies, 99)),
-      cpuMsPerRequest: round2(result.ok > 0 ? cpu / result.ok : NaN),
+      cpuMsPerRequest: round2(result.ok > 0 ? cpu / result.ok : NaN), load1,
     };
-    if ('transit' in result) row.transitP99 = round2(percentile(result.transit as number[], 99));
+    if ('transit' in result) {
+      row.transitP50 = round2(percentile(result.transit, 50));
+      row.transitP99 = round2(percentile(result.transit, 99));
+      row.ttftP50 = round2(percentile(result.ttft, 50));
+      row.ttftP99 = round2(percentile(result.ttft, 99));
+    }
     log(row);
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
@@ -95,7 +109,9 @@ function summary(rows: Row[]): string {
     for (const transport of TRANSPORTS) {
       const of = rows.filter((r) => r.transport === transport && `${r.scenario} @${r.offered}/s` === key);
       if (of.length === 0) continue;
-      const transit = of[0]!.transitP99 !== undefined ? ` (chunk transit p99 ${median(of.map((r) => r.transitP99!))})` : '';
+      const transit = of[0]!.transitP99 !== undefined
+        ? ` (transit p50/p99 ${median(of.map((r) => r.transitP50!))}/${median(of.map((r) => r.transitP99!))}, TTFT p50/p99 ${median(of.map((r) => r.ttftP50!))}/${median(of.map((r) => r.ttftP99!))})`
+        : '';
       lines.push(`| ${key} | ${transport} | ${median(of.map((r) => r.achieved))} | ${median(of.map((r) => r.p50))} | ${median(of.map((r) => r.p99))}${transit} | ${median(of.map((r) => r.cpuMsPerRequest))} | ${of.reduce((n, r) => n + r.errors, 0)} |`);
     }
   }

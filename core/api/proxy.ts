@@ -106,6 +106,8 @@ function passthroughHandler(deps: LocalEndpointDeps): GatewayMiddleware {
     let response;
     try {
       response = await sendPassthrough(deps, entry, {
+        req: ctx.req,
+        res: ctx.res,
         method: ctx.method as UpstreamMethod,
         path: upstreamRequestPath(target),
         headers: withCredential(entry, forwardedHeaders(ctx.req.headers, gw.requestId, forwardingHeaders(ctx.req, forwarding))),

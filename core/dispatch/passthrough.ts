@@ -4,7 +4,7 @@
  * headers, given the gateway's credential, and sent through the upstream's breaker with its body streaming as
  * it arrives. The answer comes back unread, for the caller to receive as it streams.
  */
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type TransformCallback, type Readable } from 'node:stream';
 import type { GatewayConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
@@ -14,7 +14,8 @@ import type { UpstreamTarget } from './passthrough-path.ts';
 import type { Breakers } from './breakers.ts';
 import type { ProviderDefinition, ProviderIO, ProviderTarget, UpstreamMethod, UpstreamRequest } from './provider.ts';
 import type { ProviderRegistry } from './provider-registry.ts';
-import type { UpstreamClient, UpstreamResponse } from './upstream.ts';
+import type { ProxyAnswer } from './passthrough-http.ts';
+import type { UpstreamClient } from './upstream.ts';
 import { countsAgainstUpstream, isAbort, transportError } from './upstream-errors.ts';
 
 export interface PassthroughEntry {
@@ -135,7 +136,7 @@ export const tooLarge = (limitBytes: number, route: string) =>
 
 /** An answer the breaker counts as a failure (5xx, 408, 429) that the caller still receives verbatim. */
 class CountedAnswer extends Error {
-  constructor(readonly response: UpstreamResponse) {
+  constructor(readonly response: ProxyAnswer) {
     super(`upstream answered ${response.statusCode}`);
   }
 }
@@ -150,6 +151,9 @@ export interface PassthroughDeps {
 }
 
 export interface PassthroughCall {
+  /** The caller's request and response, which the transport builds on. */
+  req: IncomingMessage;
+  res: ServerResponse;
   method: UpstreamMethod;
   /** From upstreamRequestPath(). */
   path: string;
@@ -166,15 +170,18 @@ export interface PassthroughCall {
  * unread, whatever its status. Throws UPSTREAM_UNAVAILABLE (breaker open), UPSTREAM_ERROR / UPSTREAM_TIMEOUT
  * (unreachable), or the caller's fault.
  */
-export async function sendPassthrough(deps: PassthroughDeps, entry: PassthroughEntry, call: PassthroughCall): Promise<UpstreamResponse> {
+export async function sendPassthrough(deps: PassthroughDeps, entry: PassthroughEntry, call: PassthroughCall): Promise<ProxyAnswer> {
   const { provider, target } = entry;
   const request: UpstreamRequest = { method: call.method, path: call.path, headers: call.headers, ...(call.body ? { bodyStreamed: true } : {}) };
   try {
     return await deps.breakers.run(target.slug, target.baseUrl, async () => {
-      let response: UpstreamResponse;
+      let response: ProxyAnswer;
       try {
         const authorized = provider.authorize ? await provider.authorize(request, target, deps.io, call.signal) : request;
-        response = await deps.upstream.send(target.baseUrl, authorized, call.signal, call.body ?? undefined);
+        response = await deps.upstream.passthrough.send({
+          req: call.req, res: call.res, method: authorized.method, ...deps.upstream.locate(target.baseUrl, authorized.path),
+          headers: authorized.headers, body: call.body, signal: call.signal,
+        });
       } catch (err) {
         const fault = call.callerFault();
         if (fault) throw fault;
