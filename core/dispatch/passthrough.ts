@@ -23,7 +23,7 @@ export interface PassthroughEntry {
   target: ProviderTarget;
 }
 
-/** Headers that describe one connection, not the message (RFC 9110 7.6.1), plus the ones undici sets itself. */
+/** Headers that describe one connection, not the message (RFC 9110 7.6.1), plus the ones node:http sets itself. */
 const HOP_BY_HOP = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
   'transfer-encoding', 'upgrade', 'host', 'expect', 'http2-settings',
