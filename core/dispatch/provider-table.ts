@@ -22,13 +22,19 @@ function otherModalities(provider: ProviderDefinition): string {
   return MODALITIES.filter((m) => m !== 'chat' && caps[m]).join(', ');
 }
 
+/** How many registered providers serve each modality they declare, in the modalities' order. */
+export function modalityCounts(providers: readonly ProviderDefinition[]): Array<[string, number]> {
+  return MODALITIES.map((m) => [m, providers.filter((p) => (p.capabilities as Record<string, unknown>)[m]).length] as [string, number])
+    .filter(([, count]) => count > 0);
+}
+
 export function renderProviderTable(providers: readonly ProviderDefinition[]): string {
   const rows = [...providers].sort((a, b) => a.slug.localeCompare(b.slug)).map((p) =>
     `| \`${p.slug}\` | ${p.displayName} | ${p.family} | ${chatCell(p)} | ${otherModalities(p)} | ${p.defaultBaseUrl ? `\`${p.defaultBaseUrl}\`` : '(set baseUrl)'} |`);
-  const chat = providers.filter((p) => p.capabilities.chat).length;
+  const counts = modalityCounts(providers).map(([modality, count]) => `${count} with ${modality}`).join(', ');
   return [
     TABLE_START,
-    `${providers.length} providers registered, ${chat} with chat.`,
+    `${providers.length} providers registered: ${counts}.`,
     '',
     '| slug | name | family | chat | other modalities | default base URL |',
     '|---|---|---|---|---|---|',
