@@ -70,8 +70,14 @@ export interface ModalityTarget {
     model?: string;
     /** An upstream model with them, or null when the provider has none (then `dimensions` is always refused). */
     dimensionsModel: string | null;
+    /** The shorter length asked of dimensionsModel (default 3); for models with a fixed set of sizes, one of them. */
+    dimensions?: number;
   };
-  rerank?: { wire: RerankWire; model?: string };
+  /**
+   * `reportsSearchUnits: false` for providers whose answer bills no search units (most bill tokens): the gateway
+   * then counts one per 100 documents.
+   */
+  rerank?: { wire: RerankWire; model?: string; reportsSearchUnits?: boolean };
 }
 
 type FakeMode =
@@ -229,11 +235,12 @@ pipelines:
 
       if (embeddings.dimensionsModel) {
         test('embeddings: dimensions on a model with shorter vectors', async () => {
-          const vectors = scriptedVectors(1, 3);
+          const length = embeddings.dimensions ?? 3;
+          const vectors = scriptedVectors(1, length);
           embed(vectors);
-          const data = await client.embeddings.create({ model: EMBED_DIMS_MODEL, input: 'short', dimensions: 3, encoding_format: 'float' });
+          const data = await client.embeddings.create({ model: EMBED_DIMS_MODEL, input: 'short', dimensions: length, encoding_format: 'float' });
           assert.deepEqual(data.data[0]!.embedding, vectors[0]);
-          assert.equal(wire.summarize(lastRequest()).dimensions, 3);
+          assert.equal(wire.summarize(lastRequest()).dimensions, length);
         });
       }
 
@@ -293,7 +300,7 @@ pipelines:
         assert.equal('model' in res.body, false);
         assert.equal(res.headers.get('x-model'), rerankModel);
         assert.equal(res.headers.get('x-provider'), provider.slug);
-        assert.deepEqual(res.body.meta, { billed_units: { search_units: 2 } });
+        assert.deepEqual(res.body.meta, { billed_units: { search_units: rerank.reportsSearchUnits === false ? 1 : 2 } });
         (wire.assertAuth ?? bearer)(lastRequest(), target.credential);
         assert.deepEqual(wire.summarize(lastRequest()), { model: rerankModel, query: 'capital of France', documents });
       });
