@@ -6,13 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { EmbeddingsRequest } from '../../core/canonical/embeddings.ts';
+import OpenAI from 'openai';
+import { base64ToVector, type EmbeddingsRequest } from '../../core/canonical/embeddings.ts';
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
 import bedrock from '../../providers/bedrock/index.ts';
 import { bedrockWire } from '../conformance/wires/bedrock.ts';
 import { bedrockEmbeddingsWire } from '../conformance/wires/bedrock-embeddings.ts';
 import { callDirect, fakeVector, startEmbeddingsFake, type EmbeddingsFake } from '../conformance/wires/embeddings-fake.ts';
+import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const embeddings = bedrock.embeddings!;
 const TITAN = 'amazon.titan-embed-text-v2:0';
@@ -161,3 +163,102 @@ for (const auth of ['sigv4', 'apiKey'] as const) {
     });
   });
 }
+
+describe('bedrock embeddings through the gateway, called with the openai client (SigV4)', () => {
+  const check = bedrockWire({ kind: 'sigv4', ...AWS });
+  let fake: EmbeddingsFake;
+  let gw: TestGateway;
+  let client: OpenAI;
+  let key: string;
+  before(async () => {
+    fake = await startEmbeddingsFake(bedrockEmbeddingsWire(), (req, res) => check.refuse(req, res));
+    gw = await startTestGateway(`
+routing:
+  retries: 0
+providers:
+  bedrock:
+    baseUrl: ${fake.url}
+    options:
+      region: ${AWS.region}
+      accessKeyId: \${AWS_ACCESS_KEY_ID}
+      secretAccessKey: \${AWS_SECRET_ACCESS_KEY}
+      sessionToken: \${AWS_SESSION_TOKEN}
+models:
+  - { id: titan, provider: bedrock, upstreamModel: "${TITAN}" }
+  - { id: cohere, provider: bedrock, upstreamModel: ${COHERE} }
+  - id: titan-then-cohere
+    strategy: fallback
+    targets:
+      - { provider: bedrock, upstreamModel: "${TITAN}" }
+      - { provider: bedrock, upstreamModel: ${COHERE} }
+pipelines:
+  - name: embeddings
+    routes: [/v1/embeddings]
+    plugins: [auth]
+`, { env: { AWS_ACCESS_KEY_ID: AWS.accessKeyId, AWS_SECRET_ACCESS_KEY: AWS.secretAccessKey, AWS_SESSION_TOKEN: AWS.sessionToken } });
+    key = await gw.createKey({ scopes: { capabilities: ['embeddings'] } });
+    client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+  });
+  after(async () => {
+    await gw?.close();
+    await fake?.close();
+  });
+  const failure = (promise: Promise<unknown>) => promise.then(() => assert.fail('expected an error'), (err: unknown) => err as { status?: number; error?: { code?: string; details?: unknown } });
+
+  test('Titan with dimensions, as floats and as the client\'s default base64; usage from inputTextTokenCount', async () => {
+    fake.mode = { kind: 'answer', length: 256 };
+    const { data, response } = await client.embeddings.create({ model: 'titan', input: 'four words of text', dimensions: 256, encoding_format: 'float' }).withResponse();
+    assert.equal(response.headers.get('x-provider'), 'bedrock');
+    assert.equal(response.headers.get('x-model'), TITAN);
+    assert.equal(data.model, TITAN);
+    assert.deepEqual(data.data, [{ object: 'embedding', embedding: fakeVector('four words of text', 256), index: 0 }]);
+    assert.deepEqual(data.usage, { prompt_tokens: 4, total_tokens: 4 });
+    const decoded = await client.embeddings.create({ model: 'titan', input: 'four words of text', dimensions: 256 });
+    assert.deepEqual(decoded.data[0]!.embedding, fakeVector('four words of text', 256));
+    assert.deepEqual(bedrockEmbeddingsWire().summarize(fake.requests.at(-1)!), { model: TITAN, inputs: ['four words of text'], dimensions: 256 });
+    assert.deepEqual(check.refused, []);
+  });
+
+  test('Cohere batch in order, floats and base64 on the wire; usage estimated by the gateway', async () => {
+    fake.mode = { kind: 'answer', length: 8 };
+    const texts = ['first text', 'second', 'the third text'];
+    const data = await client.embeddings.create({ model: 'cohere', input: texts, encoding_format: 'float' });
+    assert.deepEqual(data.data.map((d) => [d.index, d.embedding]), texts.map((t, i) => [i, fakeVector(t, 8)]));
+    assert.ok(data.usage.prompt_tokens > 0 && data.usage.total_tokens === data.usage.prompt_tokens);
+    const raw = await postJson(`${gw.url}/v1/embeddings`, { model: 'cohere', input: texts, encoding_format: 'base64' }, { authorization: `Bearer ${key}` });
+    assert.equal(raw.status, 200);
+    assert.deepEqual(raw.body.data.map((d: { embedding: string }) => base64ToVector(d.embedding)), texts.map((t) => fakeVector(t, 8)));
+    assert.deepEqual(check.refused, []);
+  });
+
+  test('refused before any I/O: a Titan batch (400 CAPABILITY_NOT_SUPPORTED), Titan dimensions 300 (400 VALIDATION_ERROR), dimensions on Cohere v3', async () => {
+    const before = fake.requests.length;
+    const batch = await failure(client.embeddings.create({ model: 'titan', input: ['a', 'b'] }));
+    assert.equal(batch.status, 400);
+    assert.equal(batch.error?.code, 'CAPABILITY_NOT_SUPPORTED');
+    assert.deepEqual(batch.error?.details, { provider: 'bedrock', capability: 'embeddings', maxInputs: 1 });
+    const dims = await failure(client.embeddings.create({ model: 'titan', input: 'a', dimensions: 300 }));
+    assert.equal(dims.status, 400);
+    assert.equal(dims.error?.code, 'VALIDATION_ERROR');
+    assert.deepEqual(dims.error?.details, [{ path: '/dimensions', message: `must be one of 256, 512, 1024 for ${TITAN}` }]);
+    const cohereDims = await failure(client.embeddings.create({ model: 'cohere', input: 'a', dimensions: 256 }));
+    assert.equal(cohereDims.status, 400);
+    assert.equal(cohereDims.error?.code, 'CAPABILITY_NOT_SUPPORTED');
+    assert.equal(fake.requests.length, before, 'the upstream was not called');
+  });
+
+  test('a fallback model: a batch the Titan target refuses goes to the Cohere target', async () => {
+    fake.mode = { kind: 'answer', length: 4 };
+    const { data, response } = await client.embeddings.create({ model: 'titan-then-cohere', input: ['x y', 'z'], encoding_format: 'float' }).withResponse();
+    assert.equal(response.headers.get('x-model'), COHERE);
+    assert.deepEqual(data.data.map((d) => d.embedding), [fakeVector('x y', 4), fakeVector('z', 4)]);
+  });
+
+  test('an upstream ThrottlingException: 429 UPSTREAM_RATE_LIMITED', async () => {
+    fake.mode = { kind: 'error', status: 429, message: 'Too many requests' };
+    const err = await failure(client.embeddings.create({ model: 'titan', input: 'a' }));
+    assert.equal(err.status, 429);
+    assert.equal(err.error?.code, 'UPSTREAM_RATE_LIMITED');
+    assert.deepEqual(check.refused, []);
+  });
+});

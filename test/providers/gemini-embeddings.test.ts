@@ -5,12 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { EmbeddingsRequest } from '../../core/canonical/embeddings.ts';
+import OpenAI from 'openai';
+import { base64ToVector, type EmbeddingsRequest } from '../../core/canonical/embeddings.ts';
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
 import gemini from '../../providers/gemini/index.ts';
 import { callDirect, fakeVector, startEmbeddingsFake, type EmbeddingsFake } from '../conformance/wires/embeddings-fake.ts';
 import { geminiEmbeddingsWire } from '../conformance/wires/google-embeddings.ts';
+import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const embeddings = gemini.embeddings!;
 const target = (upstreamModel = 'text-embedding-004', extra: Partial<ProviderTarget> = {}): ProviderTarget => ({
@@ -127,8 +129,8 @@ describe('gemini embeddings against a loopback fake of batchEmbedContents', () =
     assert.deepEqual(batch.data.map((d) => d.index), [0, 1, 2]);
     assert.equal(batch.usage, undefined);
     assert.equal(fake.requests.length, 2);
-    assert.deepEqual(geminiEmbeddingsWire.read(fake.requests[1]!), { model: 'gemini-embedding-001', inputs: ['first', 'second one', 'third'], dimensions: 4 });
-    for (const r of fake.requests) geminiEmbeddingsWire.assertAuth(r, 'AIza-fake');
+    assert.deepEqual(geminiEmbeddingsWire.summarize(fake.requests[1]!), { model: 'gemini-embedding-001', inputs: ['first', 'second one', 'third'], dimensions: 4 });
+    for (const r of fake.requests) geminiEmbeddingsWire.assertAuth!(r, 'AIza-fake');
     assert.deepEqual(fake.problems, []);
   });
 
@@ -143,5 +145,85 @@ describe('gemini embeddings against a loopback fake of batchEmbedContents', () =
       assert.match(err.message, /outputDimensionality is not supported|credential/);
       assert.equal((err.details as { provider: string }).provider, 'gemini');
     }
+  });
+});
+
+describe('gemini embeddings through the gateway, called with the openai client', () => {
+  let fake: EmbeddingsFake;
+  let gw: TestGateway;
+  let client: OpenAI;
+  let key: string;
+  before(async () => {
+    fake = await startEmbeddingsFake(geminiEmbeddingsWire);
+    gw = await startTestGateway(`
+routing:
+  retries: 0
+providers:
+  gemini:
+    baseUrl: ${fake.url}/v1beta
+    apiKey: AIza-gateway-key
+    options:
+      embeddingTaskType: RETRIEVAL_DOCUMENT
+models:
+  - { id: gem-embed, provider: gemini, upstreamModel: gemini-embedding-001 }
+  - { id: old-embed, provider: gemini, upstreamModel: embedding-001 }
+pipelines:
+  - name: embeddings
+    routes: [/v1/embeddings]
+    plugins: [auth]
+`);
+    key = await gw.createKey({ scopes: { capabilities: ['embeddings'] } });
+    client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+  });
+  after(async () => {
+    await gw?.close();
+    await fake?.close();
+  });
+  const failure = (promise: Promise<unknown>) => promise.then(() => assert.fail('expected an error'), (err: unknown) => err as { status?: number; error?: { code?: string; details?: unknown } });
+
+  test('one input as floats: the key header, the task type, X-Provider and X-Model, usage estimated', async () => {
+    fake.mode = { kind: 'answer', length: 8 };
+    const { data, response } = await client.embeddings.create({ model: 'gem-embed', input: 'hello there', encoding_format: 'float' }).withResponse();
+    assert.equal(response.headers.get('x-provider'), 'gemini');
+    assert.equal(response.headers.get('x-model'), 'gemini-embedding-001');
+    assert.deepEqual(data.data, [{ object: 'embedding', embedding: fakeVector('hello there', 8), index: 0 }]);
+    assert.ok(data.usage.prompt_tokens > 0, 'the gateway estimates what Gemini does not count');
+    geminiEmbeddingsWire.assertAuth!(fake.requests.at(-1)!, 'AIza-gateway-key');
+    assert.equal(fake.requests.at(-1)!.json.requests[0].taskType, 'RETRIEVAL_DOCUMENT');
+  });
+
+  test('a batch with dimensions, in order, as the client\'s default base64 and as base64 on the wire', async () => {
+    fake.mode = { kind: 'answer', length: 4 };
+    const texts = ['alpha', 'beta', 'gamma', 'delta'];
+    const decoded = await client.embeddings.create({ model: 'gem-embed', input: texts, dimensions: 4 });
+    assert.deepEqual(decoded.data.map((d) => [d.index, d.embedding]), texts.map((t, i) => [i, fakeVector(t, 4)]));
+    assert.deepEqual(geminiEmbeddingsWire.summarize(fake.requests.at(-1)!), { model: 'gemini-embedding-001', inputs: texts, dimensions: 4 });
+    const raw = await postJson(`${gw.url}/v1/embeddings`, { model: 'gem-embed', input: texts, dimensions: 4, encoding_format: 'base64' }, { authorization: `Bearer ${key}` });
+    assert.equal(raw.status, 200);
+    assert.deepEqual(raw.body.data.map((d: { embedding: string }) => base64ToVector(d.embedding)), texts.map((t) => fakeVector(t, 4)));
+    assert.equal(fake.requests.length, 3, 'one upstream call per request');
+  });
+
+  test('refused before any I/O: dimensions on embedding-001, past 3072, and 101 inputs', async () => {
+    const before = fake.requests.length;
+    const old = await failure(client.embeddings.create({ model: 'old-embed', input: 'x', dimensions: 8 }));
+    assert.equal(old.status, 400);
+    assert.equal(old.error?.code, 'CAPABILITY_NOT_SUPPORTED');
+    assert.deepEqual(old.error?.details, { provider: 'gemini', capability: 'dimensions', model: 'embedding-001' });
+    const big = await failure(client.embeddings.create({ model: 'gem-embed', input: 'x', dimensions: 4096 }));
+    assert.equal(big.status, 400);
+    assert.equal(big.error?.code, 'VALIDATION_ERROR');
+    const many = await failure(client.embeddings.create({ model: 'gem-embed', input: Array.from({ length: 101 }, (_, i) => `t${i}`) }));
+    assert.equal(many.status, 400);
+    assert.equal(many.error?.code, 'CAPABILITY_NOT_SUPPORTED');
+    assert.deepEqual(many.error?.details, { provider: 'gemini', capability: 'embeddings', maxInputs: 100 });
+    assert.equal(fake.requests.length, before, 'the upstream was not called');
+  });
+
+  test('an upstream INVALID_ARGUMENT: 400 UPSTREAM_BAD_REQUEST with Google\'s message', async () => {
+    fake.mode = { kind: 'error', status: 400, message: 'Request contains an invalid argument.' };
+    const err = await failure(client.embeddings.create({ model: 'gem-embed', input: 'x' }));
+    assert.equal(err.status, 400);
+    assert.equal(err.error?.code, 'UPSTREAM_BAD_REQUEST');
   });
 });

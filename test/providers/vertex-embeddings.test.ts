@@ -6,12 +6,14 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, verify } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import OpenAI from 'openai';
 import type { EmbeddingsRequest } from '../../core/canonical/embeddings.ts';
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
 import vertexAi from '../../providers/vertex-ai/index.ts';
-import { callDirect, fakeVector, startEmbeddingsFake, type EmbeddingsFake } from '../conformance/wires/embeddings-fake.ts';
-import { vertexEmbeddingsWire, wordCount } from '../conformance/wires/google-embeddings.ts';
+import { callDirect, fakeVector, startEmbeddingsFake, wordCount, type EmbeddingsFake } from '../conformance/wires/embeddings-fake.ts';
+import { vertexEmbeddingsWire } from '../conformance/wires/google-embeddings.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const embeddings = vertexAi.embeddings!;
 const BASE = 'https://us-central1-aiplatform.googleapis.com/v1/projects/p1/locations/us-central1';
@@ -143,8 +145,8 @@ describe('vertex-ai embeddings against a loopback fake, with a service-account t
     assert.deepEqual(batch.data.map((d) => d.embedding), texts.map((t) => fakeVector(t, 4)));
     const tokens = texts.reduce((n, t) => n + wordCount(t), 0);
     assert.deepEqual(batch.usage, { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens });
-    assert.deepEqual(vertexEmbeddingsWire.read(fake.requests.at(-1)!), { model: 'text-embedding-005', inputs: texts, dimensions: 4 });
-    for (const r of fake.requests) vertexEmbeddingsWire.assertAuth(r, TOKEN);
+    assert.deepEqual(vertexEmbeddingsWire.summarize(fake.requests.at(-1)!), { model: 'text-embedding-005', inputs: texts, dimensions: 4 });
+    for (const r of fake.requests) vertexEmbeddingsWire.assertAuth!(r, TOKEN);
     assert.ok(exchanges >= 1);
     assert.deepEqual(fake.problems, []);
   });
@@ -159,5 +161,81 @@ describe('vertex-ai embeddings against a loopback fake, with a service-account t
       assert.equal(err.status, httpStatus);
       assert.equal((err.details as { upstreamStatus: number }).upstreamStatus, Number(status));
     }
+  });
+});
+
+describe('vertex-ai embeddings through the gateway, called with the openai client (service account)', () => {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const TOKEN = 'ya29.vertex-gateway-token';
+  let fake: EmbeddingsFake;
+  let gw: TestGateway;
+  let client: OpenAI;
+  before(async () => {
+    fake = await startEmbeddingsFake(vertexEmbeddingsWire, (req, res) => {
+      if (req.url !== '/token') return false;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ access_token: TOKEN, expires_in: 3599, token_type: 'Bearer' }));
+      return true;
+    });
+    const keyFile = JSON.stringify({ client_email: 'gw@p1.iam.gserviceaccount.com', private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }), token_uri: `${fake.url}/token` });
+    gw = await startTestGateway(`
+routing:
+  retries: 0
+providers:
+  vertex-ai:
+    baseUrl: ${fake.url}/v1/projects/p1/locations/us-central1
+    options:
+      serviceAccountKey: \${GOOGLE_SA_KEY}
+models:
+  - { id: vtx-embed, provider: vertex-ai, upstreamModel: text-embedding-005 }
+  - { id: vtx-gemini-embed, provider: vertex-ai, upstreamModel: gemini-embedding-001 }
+  - { id: gecko, provider: vertex-ai, upstreamModel: "textembedding-gecko@003" }
+pipelines:
+  - name: embeddings
+    routes: [/v1/embeddings]
+    plugins: [auth]
+`, { env: { GOOGLE_SA_KEY: keyFile } });
+    const key = await gw.createKey({ scopes: { capabilities: ['embeddings'] } });
+    client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+  });
+  after(async () => {
+    await gw?.close();
+    await fake?.close();
+  });
+  const failure = (promise: Promise<unknown>) => promise.then(() => assert.fail('expected an error'), (err: unknown) => err as { status?: number; error?: { code?: string; details?: unknown } });
+
+  test('a batch with dimensions: the exchanged token, order kept, usage from token_count, floats and base64', async () => {
+    fake.mode = { kind: 'answer', length: 4 };
+    const texts = ['one', 'two words', 'three more words'];
+    const { data, response } = await client.embeddings.create({ model: 'vtx-embed', input: texts, dimensions: 4, encoding_format: 'float' }).withResponse();
+    assert.equal(response.headers.get('x-provider'), 'vertex-ai');
+    assert.equal(response.headers.get('x-model'), 'text-embedding-005');
+    assert.deepEqual(data.data.map((d) => [d.index, d.embedding]), texts.map((t, i) => [i, fakeVector(t, 4)]));
+    assert.deepEqual(data.usage, { prompt_tokens: 6, total_tokens: 6 });
+    vertexEmbeddingsWire.assertAuth!(fake.requests.at(-1)!, TOKEN);
+    assert.deepEqual(fake.requests.at(-1)!.json.parameters, { autoTruncate: false, outputDimensionality: 4 });
+    const decoded = await client.embeddings.create({ model: 'vtx-embed', input: texts, dimensions: 4 });
+    assert.deepEqual(decoded.data.map((d) => d.embedding), texts.map((t) => fakeVector(t, 4)));
+  });
+
+  test('gemini-embedding-001 takes one input: single works, a batch is 400 CAPABILITY_NOT_SUPPORTED before any I/O', async () => {
+    fake.mode = { kind: 'answer', length: 8 };
+    const one = await client.embeddings.create({ model: 'vtx-gemini-embed', input: 'just one', encoding_format: 'float' });
+    assert.deepEqual(one.data[0]!.embedding, fakeVector('just one', 8));
+    const before = fake.requests.length;
+    const err = await failure(client.embeddings.create({ model: 'vtx-gemini-embed', input: ['a', 'b'] }));
+    assert.equal(err.status, 400);
+    assert.equal(err.error?.code, 'CAPABILITY_NOT_SUPPORTED');
+    assert.deepEqual(err.error?.details, { provider: 'vertex-ai', capability: 'embeddings', maxInputs: 1 });
+    const gecko = await failure(client.embeddings.create({ model: 'gecko', input: 'a', dimensions: 8 }));
+    assert.equal(gecko.error?.code, 'CAPABILITY_NOT_SUPPORTED');
+    assert.equal(fake.requests.length, before, 'the upstream was not called');
+  });
+
+  test('an upstream RESOURCE_EXHAUSTED: 429 UPSTREAM_RATE_LIMITED', async () => {
+    fake.mode = { kind: 'error', status: 429, message: 'Quota exceeded' };
+    const err = await failure(client.embeddings.create({ model: 'vtx-embed', input: 'x' }));
+    assert.equal(err.status, 429);
+    assert.equal(err.error?.code, 'UPSTREAM_RATE_LIMITED');
   });
 });

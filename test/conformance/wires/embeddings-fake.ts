@@ -1,24 +1,20 @@
 /**
- * A loopback upstream for embeddings wires: records each request as the kit does (RecordedUpstreamRequest)
- * and answers with the wire's vectors, its error body for a status, a body that is not JSON, or a handler.
+ * A loopback upstream for the conformance kit's embeddings wires (modalities.ts), for tests that reach past the
+ * kit's fixtures: it records each request as the kit does and answers with one fakeVector per input (tokens
+ * counted by wordCount, which a wire that reports none ignores), the wire's error body for a status, a body
+ * that is not JSON, or a handler.
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../../../core/canonical/embeddings.ts';
 import type { ProviderDefinition, ProviderIO, ProviderTarget } from '../../../core/dispatch/provider.ts';
 import type { RecordedUpstreamRequest } from '../kit.ts';
+import type { EmbeddingsWire, WireAnswer } from '../modalities.ts';
 
-/** An embeddings wire format, as a fake upstream speaks it. */
-export interface EmbeddingsWire {
-  /** The native request -> the model, the inputs in order and the dimensions asked; asserts its shape. */
-  read(req: RecordedUpstreamRequest): { model: string; inputs: string[]; dimensions?: number };
-  /** The provider's answer: one fakeVector per input, `length` long (the dimensions asked, or the model's own). */
-  answer(req: RecordedUpstreamRequest, length: number): { headers?: Record<string, string>; body: string };
-  errorBody(status: number, message: string): { headers?: Record<string, string>; body: string };
-  assertAuth(req: RecordedUpstreamRequest, credential: string): void;
-  /** Whether the answer for this upstream model carries a token count (otherwise the gateway estimates usage). */
-  reportsUsage(upstreamModel: string): boolean;
-}
+export type { EmbeddingsWire };
+
+/** Tokens as the fakes count them: one per word, so that usage is checkable. */
+export const wordCount = (text: string) => text.split(/\s+/).filter(Boolean).length;
 
 /**
  * A vector that names its input: [length of the text, its first character code, then 0.5, 1, 1.5, ...]. Every
@@ -29,6 +25,7 @@ export function fakeVector(text: string, length: number): number[] {
 }
 
 export type EmbeddingsFakeMode =
+  /** One fakeVector per input, `length` long (the dimensions asked, or the model's own). */
   | { kind: 'answer'; length: number }
   | { kind: 'error'; status: number; message?: string }
   | { kind: 'malformed' }
@@ -62,14 +59,16 @@ export async function startEmbeddingsFake(
       const req: RecordedUpstreamRequest = { method: raw.method ?? '', url: raw.url ?? '', headers: raw.headers, rawBody, json };
       if (extraRoutes?.(req, res)) return;
       fake.requests.push(req);
-      const send = (status: number, answer: { headers?: Record<string, string>; body: string }) => {
-        res.writeHead(status, { 'content-type': 'application/json', ...answer.headers });
+      const send = (status: number, answer: WireAnswer) => {
+        res.writeHead(answer.status ?? status, { 'content-type': 'application/json', ...answer.headers });
         res.end(answer.body);
       };
       const mode = fake.mode;
       try {
-        if (mode.kind === 'answer') send(200, wire.answer(req, mode.length));
-        else if (mode.kind === 'error') send(mode.status, wire.errorBody(mode.status, mode.message ?? `scripted ${mode.status}`));
+        if (mode.kind === 'answer') {
+          const { inputs } = wire.summarize(req);
+          send(200, wire.answer(inputs.map((text) => fakeVector(text, mode.length)), inputs.reduce((n, text) => n + wordCount(text), 0), req));
+        } else if (mode.kind === 'error') send(mode.status, wire.errorBody(mode.status, mode.message ?? `scripted ${mode.status}`));
         else if (mode.kind === 'malformed') send(200, { body: '{"embeddings": [' });
         else mode.handle(req, res);
       } catch (err) {

@@ -7,7 +7,7 @@
  * truncated}}}]. Both answer errors as {error: {code, message, status}}.
  */
 import assert from 'node:assert/strict';
-import { fakeVector, type EmbeddingsWire } from './embeddings-fake.ts';
+import type { EmbeddingsWire } from '../modalities.ts';
 
 const GOOGLE_STATUS: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
 
@@ -18,7 +18,7 @@ export const googleErrorBody = (status: number, message: string) => ({
 const GEMINI_PATH = /^(.*)\/models\/([^/:?]+):batchEmbedContents$/;
 
 export const geminiEmbeddingsWire: EmbeddingsWire = {
-  read(req) {
+  summarize(req) {
     const match = GEMINI_PATH.exec(req.url);
     assert.ok(match, `not a batchEmbedContents URL: ${req.url}`);
     const model = decodeURIComponent(match[2]!);
@@ -32,27 +32,21 @@ export const geminiEmbeddingsWire: EmbeddingsWire = {
       assert.deepEqual(Object.keys(r).filter((k) => !['model', 'content', 'outputDimensionality', 'taskType'].includes(k)), []);
     }
     const [dimensions] = dims;
-    return { model, inputs: requests.map((r) => r.content.parts[0]!.text), ...(dimensions !== undefined ? { dimensions } : {}) };
+    return { model, inputs: requests.map((r) => r.content.parts[0]!.text), dimensions: dimensions ?? null };
   },
-  answer(req, length) {
-    const { inputs } = geminiEmbeddingsWire.read(req);
-    return { body: JSON.stringify({ embeddings: inputs.map((text) => ({ values: fakeVector(text, length) })) }) };
-  },
+  // Gemini counts no tokens for embeddings: `tokens` has nowhere to go.
+  answer: (vectors) => ({ body: JSON.stringify({ embeddings: vectors.map((values) => ({ values })) }) }),
   errorBody: googleErrorBody,
   assertAuth(req, credential) {
     assert.equal(req.headers['x-goog-api-key'], credential);
     assert.equal(req.headers.authorization, undefined);
   },
-  reportsUsage: () => false,
 };
 
 const VERTEX_PATH = /^(.*)\/publishers\/google\/models\/([^/:?]+):predict$/;
 
-/** Tokens as the fake counts them: one per word, so that usage is checkable. */
-export const wordCount = (text: string) => text.split(/\s+/).filter(Boolean).length;
-
 export const vertexEmbeddingsWire: EmbeddingsWire = {
-  read(req) {
+  summarize(req) {
     const match = VERTEX_PATH.exec(req.url);
     assert.ok(match, `not a text embedding predict URL: ${req.url}`);
     const instances = req.json?.instances as Array<{ content: string; task_type?: string }>;
@@ -62,17 +56,18 @@ export const vertexEmbeddingsWire: EmbeddingsWire = {
     return {
       model: decodeURIComponent(match[2]!),
       inputs: instances.map((i) => i.content),
-      ...(parameters.outputDimensionality !== undefined ? { dimensions: parameters.outputDimensionality } : {}),
+      dimensions: parameters.outputDimensionality ?? null,
     };
   },
-  answer(req, length) {
-    const { inputs } = vertexEmbeddingsWire.read(req);
-    const predictions = inputs.map((text) => ({ embeddings: { values: fakeVector(text, length), statistics: { token_count: wordCount(text), truncated: false } } }));
-    return { body: JSON.stringify({ predictions, metadata: { billableCharacterCount: inputs.join('').length } }) };
+  answer(vectors, tokens) {
+    // Each prediction counts its own input's tokens; the total is what the gateway bills, so it sits on the first.
+    const predictions = vectors.map((values, i) => ({
+      embeddings: { values, statistics: { ...(tokens === null ? {} : { token_count: i === 0 ? tokens : 0 }), truncated: false } },
+    }));
+    return { body: JSON.stringify({ predictions, metadata: { billableCharacterCount: 0 } }) };
   },
   errorBody: googleErrorBody,
   assertAuth(req, credential) {
     assert.equal(req.headers.authorization, `Bearer ${credential}`);
   },
-  reportsUsage: () => true,
 };
