@@ -325,10 +325,10 @@ describe('semantic errors', () => {
   });
 
   test('an unknown route', async () => {
-    assert.equal(KNOWN_ROUTES, '/v1/chat/completions, /v1/messages, /v1/completions, /v1/models, /v1/usage, /v1/budget, /proxy');
-    await oneIssue(edit(MINIMAL, 'routes: [/v1/chat/completions]', 'routes: [/v1/chat/completions, /v1/embeddings]'), {
+    assert.equal(KNOWN_ROUTES, '/v1/chat/completions, /v1/messages, /v1/completions, /v1/embeddings, /v1/rerank, /v1/models, /v1/usage, /v1/budget, /proxy');
+    await oneIssue(edit(MINIMAL, 'routes: [/v1/chat/completions]', 'routes: [/v1/chat/completions, /v1/nowhere]'), {
       pointer: '/pipelines/0/routes/1',
-      message: `unknown route "/v1/embeddings" (known: ${KNOWN_ROUTES})`,
+      message: `unknown route "/v1/nowhere" (known: ${KNOWN_ROUTES})`,
       line: 12,
       col: 36,
     });
@@ -379,7 +379,7 @@ describe('semantic errors', () => {
   });
 
   test('several semantic errors are reported together', async () => {
-    let text = edit(MINIMAL, 'routes: [/v1/chat/completions]', 'routes: [/v1/chat/completions, /v1/embeddings]');
+    let text = edit(MINIMAL, 'routes: [/v1/chat/completions]', 'routes: [/v1/chat/completions, /v1/nowhere]');
     text = edit(text, '    provider: openai', '    provider: mistral\n  - id: gpt-4o-mini\n    provider: openai');
     const err = await configError(text);
     assert.deepEqual(err.issues.map((i) => `${i.line}:${i.col} ${i.pointer}`), [

@@ -18,7 +18,7 @@ import { freshDataDir } from '../helpers/data-dir.ts';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
 const NO_POSTGRES = DATABASE_URL ? false : 'TEST_DATABASE_URL not set';
-const MIGRATIONS = ['0001_foundation', '0002_identity', '0003_usage', '0004_budgets'];
+const MIGRATIONS = ['0001_foundation', '0002_identity', '0003_usage', '0004_budgets', '0005_usage_modality'];
 const LATEST = MIGRATIONS.at(-1)!;
 
 function newSchema(): string {
