@@ -17,6 +17,7 @@ import { silentLogger } from '../../core/logger.ts';
 import { openDatabase } from '../../core/store/database.ts';
 import { completion, helloStreamEvents, sleep, startFakeOpenAI, writeSplit, type FakeOpenAI, type FakeHandler } from '../fakes/openai.ts';
 import { ADMIN_TOKEN, postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 /** USD per million tokens: a prompt token costs 100 micro-dollars, a completion token 200. */
 const IN = 100;
@@ -108,18 +109,6 @@ async function budgetsOf(gw: { url: string }, key: string): Promise<Record<strin
   const body = (await response.json()) as any;
   assert.equal(response.status, 200, JSON.stringify(body));
   return Object.fromEntries((body.data as any[]).map((b) => [b.id, b]));
-}
-
-async function eventually(check: () => Promise<void>, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await sleep(20);
-    }
-  }
 }
 
 function assertExceeded(answer: Answer, details: Record<string, unknown>): void {

@@ -12,23 +12,12 @@ import { BoundedDatabase } from '../../core/store/bounded.ts';
 import { StoreDeadline, StoreUnavailableError, lateOutcome } from '../../core/store/deadline.ts';
 import { PostgresDatabase } from '../../core/store/postgres.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
 if (!DATABASE_URL) console.log('# skipped: TEST_DATABASE_URL is not set');
 
 const TIMEOUT_MS = 300;
-
-async function eventually(check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
 
 describe('Postgres frozen or cut', { skip: !DATABASE_URL }, () => {
   const schema = 'aigw_test_' + randomUUID().replace(/-/g, '');

@@ -9,21 +9,10 @@ import { after, before, describe, test } from 'node:test';
 import { StoreUnavailableError } from '../../core/store/deadline.ts';
 import { openKv, type KV } from '../../core/store/kv.ts';
 import { hasRedisServer, startOwnRedis, type OwnRedis } from '../helpers/own-redis.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const available = await hasRedisServer();
 if (!available) console.log('# skipped: no redis-server on PATH');
-
-async function eventually(check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
 
 describe('the Redis client', { skip: !available }, () => {
   let redis: OwnRedis;

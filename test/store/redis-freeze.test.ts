@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { hasRedisServer, startOwnRedis, type OwnRedis } from '../helpers/own-redis.ts';
 import { startStoreFailureRig, type Answer, type StoreFailureRig } from '../helpers/store-failure.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const KV_TIMEOUT_MS = 300;
 /** The deadline, a second fail-fast call, and room for a loaded 2-core machine. */
@@ -21,18 +22,6 @@ function within(answer: Answer, what: string, status: number, code?: string): vo
   assert.equal(answer.status, status, `${what}: ${JSON.stringify(answer.body)}`);
   if (code) assert.equal(answer.body.error.code, code, what);
   assert.ok(answer.ms < BOUND_MS, `${what} took ${Math.round(answer.ms)} ms (bound ${BOUND_MS} ms)`);
-}
-
-async function eventually(check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
 }
 
 describe('a frozen Redis', { skip: !available }, () => {

@@ -8,21 +8,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { hasRedisServer, startOwnRedis, type OwnRedis } from '../helpers/own-redis.ts';
 import { startStoreFailureRig, type StoreFailureRig } from '../helpers/store-failure.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const available = await hasRedisServer();
 if (!available) console.log('# skipped: no redis-server on PATH to kill');
-
-async function eventually(check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
 
 describe('a dead Redis', { skip: !available }, () => {
   let redis: OwnRedis;
