@@ -6,15 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { base64ToVector, type EmbeddingsRequest } from '../../core/canonical/embeddings.ts';
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
-import { GatewayError } from '../../core/errors.ts';
 import bedrock from '../../providers/bedrock/index.ts';
 import { bedrockWire } from '../conformance/wires/bedrock.ts';
 import { bedrockEmbeddingsWire } from '../conformance/wires/bedrock-embeddings.ts';
-import { callDirect, fakeVector, startEmbeddingsFake, type EmbeddingsFake } from '../conformance/wires/embeddings-fake.ts';
-import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { callDirect, fakeVector, startEmbeddingsFake, startEmbeddingsGateway, type EmbeddingsFake } from '../conformance/wires/embeddings-fake.ts';
+import { postJson, type TestGateway } from '../helpers/gateway.ts';
+import { clientFailure, gatewayError, gatewayRejection } from '../helpers/failures.ts';
 
 const embeddings = bedrock.embeddings!;
 const TITAN = 'amazon.titan-embed-text-v2:0';
@@ -25,16 +25,6 @@ const target = (upstreamModel = TITAN, extra: Partial<ProviderTarget> = {}): Pro
 const req = (fields: Partial<EmbeddingsRequest> = {}): EmbeddingsRequest => ({ model: 'embed', input: 'hello', ...fields });
 const sent = (request: EmbeddingsRequest, t = target()) => JSON.parse(embeddings.toUpstream(request, t).body!);
 const inputs = (n: number) => Array.from({ length: n }, (_, i) => `text ${i}`);
-
-function gatewayError(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `expected a GatewayError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected an error');
-}
 
 describe('bedrock embeddings: the request', () => {
   test('declared: capabilities.embeddings and a translator', () => {
@@ -153,8 +143,7 @@ for (const auth of ['sigv4', 'apiKey'] as const) {
       const expected: Record<number, [string, number]> = { 400: ['UPSTREAM_BAD_REQUEST', 400], 403: ['UPSTREAM_ERROR', 502], 429: ['UPSTREAM_RATE_LIMITED', 429], 424: ['UPSTREAM_ERROR', 502] };
       for (const [status, [code, httpStatus]] of Object.entries(expected)) {
         fake.mode = { kind: 'error', status: Number(status), message: 'Malformed input request' };
-        const err = await callDirect(bedrock, live(TITAN), req()).then(() => assert.fail('expected an error'), (e: unknown) => e as GatewayError);
-        assert.ok(err instanceof GatewayError);
+        const err = await gatewayRejection(callDirect(bedrock, live(TITAN), req()));
         assert.equal(err.code, code, `upstream ${status}`);
         assert.equal(err.status, httpStatus);
         assert.match(err.message, /Exception: Malformed input request/);
@@ -172,9 +161,7 @@ describe('bedrock embeddings through the gateway, called with the openai client 
   let key: string;
   before(async () => {
     fake = await startEmbeddingsFake(bedrockEmbeddingsWire(), (req, res) => check.refuse(req, res));
-    gw = await startTestGateway(`
-routing:
-  retries: 0
+    ({ gw, key, client } = await startEmbeddingsGateway(`
 providers:
   bedrock:
     baseUrl: ${fake.url}
@@ -191,19 +178,12 @@ models:
     targets:
       - { provider: bedrock, upstreamModel: "${TITAN}" }
       - { provider: bedrock, upstreamModel: ${COHERE} }
-pipelines:
-  - name: embeddings
-    routes: [/v1/embeddings]
-    plugins: [auth]
-`, { env: { AWS_ACCESS_KEY_ID: AWS.accessKeyId, AWS_SECRET_ACCESS_KEY: AWS.secretAccessKey, AWS_SESSION_TOKEN: AWS.sessionToken } });
-    key = await gw.createKey({ scopes: { capabilities: ['embeddings'] } });
-    client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+`, { AWS_ACCESS_KEY_ID: AWS.accessKeyId, AWS_SECRET_ACCESS_KEY: AWS.secretAccessKey, AWS_SESSION_TOKEN: AWS.sessionToken }));
   });
   after(async () => {
     await gw?.close();
     await fake?.close();
   });
-  const failure = (promise: Promise<unknown>) => promise.then(() => assert.fail('expected an error'), (err: unknown) => err as { status?: number; error?: { code?: string; details?: unknown } });
 
   test('Titan with dimensions, as floats and as the client\'s default base64; usage from inputTextTokenCount', async () => {
     fake.mode = { kind: 'answer', length: 256 };
@@ -233,15 +213,15 @@ pipelines:
 
   test('refused before any I/O: a Titan batch (400 CAPABILITY_NOT_SUPPORTED), Titan dimensions 300 (400 VALIDATION_ERROR), dimensions on Cohere v3', async () => {
     const before = fake.requests.length;
-    const batch = await failure(client.embeddings.create({ model: 'titan', input: ['a', 'b'] }));
+    const batch = await clientFailure(client.embeddings.create({ model: 'titan', input: ['a', 'b'] }));
     assert.equal(batch.status, 400);
     assert.equal(batch.error?.code, 'CAPABILITY_NOT_SUPPORTED');
     assert.deepEqual(batch.error?.details, { provider: 'bedrock', capability: 'embeddings', maxInputs: 1 });
-    const dims = await failure(client.embeddings.create({ model: 'titan', input: 'a', dimensions: 300 }));
+    const dims = await clientFailure(client.embeddings.create({ model: 'titan', input: 'a', dimensions: 300 }));
     assert.equal(dims.status, 400);
     assert.equal(dims.error?.code, 'VALIDATION_ERROR');
     assert.deepEqual(dims.error?.details, [{ path: '/dimensions', message: `must be one of 256, 512, 1024 for ${TITAN}` }]);
-    const cohereDims = await failure(client.embeddings.create({ model: 'cohere', input: 'a', dimensions: 256 }));
+    const cohereDims = await clientFailure(client.embeddings.create({ model: 'cohere', input: 'a', dimensions: 256 }));
     assert.equal(cohereDims.status, 400);
     assert.equal(cohereDims.error?.code, 'CAPABILITY_NOT_SUPPORTED');
     assert.equal(fake.requests.length, before, 'the upstream was not called');
@@ -256,7 +236,7 @@ pipelines:
 
   test('an upstream ThrottlingException: 429 UPSTREAM_RATE_LIMITED', async () => {
     fake.mode = { kind: 'error', status: 429, message: 'Too many requests' };
-    const err = await failure(client.embeddings.create({ model: 'titan', input: 'a' }));
+    const err = await clientFailure(client.embeddings.create({ model: 'titan', input: 'a' }));
     assert.equal(err.status, 429);
     assert.equal(err.error?.code, 'UPSTREAM_RATE_LIMITED');
     assert.deepEqual(check.refused, []);

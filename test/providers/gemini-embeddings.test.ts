@@ -5,14 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { base64ToVector, type EmbeddingsRequest } from '../../core/canonical/embeddings.ts';
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
-import { GatewayError } from '../../core/errors.ts';
 import gemini from '../../providers/gemini/index.ts';
-import { callDirect, fakeVector, startEmbeddingsFake, type EmbeddingsFake } from '../conformance/wires/embeddings-fake.ts';
+import { callDirect, fakeVector, startEmbeddingsFake, startEmbeddingsGateway, type EmbeddingsFake } from '../conformance/wires/embeddings-fake.ts';
 import { geminiEmbeddingsWire } from '../conformance/wires/google-embeddings.ts';
-import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { postJson, type TestGateway } from '../helpers/gateway.ts';
+import { clientFailure, gatewayError, gatewayRejection } from '../helpers/failures.ts';
 
 const embeddings = gemini.embeddings!;
 const target = (upstreamModel = 'text-embedding-004', extra: Partial<ProviderTarget> = {}): ProviderTarget => ({
@@ -20,16 +20,6 @@ const target = (upstreamModel = 'text-embedding-004', extra: Partial<ProviderTar
 });
 const req = (fields: Partial<EmbeddingsRequest> = {}): EmbeddingsRequest => ({ model: 'embed', input: 'hello', ...fields });
 const sent = (request: EmbeddingsRequest, t = target()) => JSON.parse(embeddings.toUpstream(request, t).body!);
-
-function gatewayError(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `expected a GatewayError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected an error');
-}
 
 describe('gemini embeddings: the request', () => {
   test('declared: capabilities.embeddings and a translator', () => {
@@ -138,8 +128,7 @@ describe('gemini embeddings against a loopback fake of batchEmbedContents', () =
     const expected: Record<number, [string, number]> = { 400: ['UPSTREAM_BAD_REQUEST', 400], 401: ['UPSTREAM_ERROR', 502], 429: ['UPSTREAM_RATE_LIMITED', 429], 500: ['UPSTREAM_ERROR', 502] };
     for (const [status, [code, httpStatus]] of Object.entries(expected)) {
       fake.mode = { kind: 'error', status: Number(status), message: 'outputDimensionality is not supported' };
-      const err = await callDirect(gemini, live('embedding-001'), req()).then(() => assert.fail('expected an error'), (e: unknown) => e as GatewayError);
-      assert.ok(err instanceof GatewayError);
+      const err = await gatewayRejection(callDirect(gemini, live('embedding-001'), req()));
       assert.equal(err.code, code);
       assert.equal(err.status, httpStatus);
       assert.match(err.message, /outputDimensionality is not supported|credential/);
@@ -155,9 +144,7 @@ describe('gemini embeddings through the gateway, called with the openai client',
   let key: string;
   before(async () => {
     fake = await startEmbeddingsFake(geminiEmbeddingsWire);
-    gw = await startTestGateway(`
-routing:
-  retries: 0
+    ({ gw, key, client } = await startEmbeddingsGateway(`
 providers:
   gemini:
     baseUrl: ${fake.url}/v1beta
@@ -167,19 +154,12 @@ providers:
 models:
   - { id: gem-embed, provider: gemini, upstreamModel: gemini-embedding-001 }
   - { id: old-embed, provider: gemini, upstreamModel: embedding-001 }
-pipelines:
-  - name: embeddings
-    routes: [/v1/embeddings]
-    plugins: [auth]
-`);
-    key = await gw.createKey({ scopes: { capabilities: ['embeddings'] } });
-    client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+`));
   });
   after(async () => {
     await gw?.close();
     await fake?.close();
   });
-  const failure = (promise: Promise<unknown>) => promise.then(() => assert.fail('expected an error'), (err: unknown) => err as { status?: number; error?: { code?: string; details?: unknown } });
 
   test('one input as floats: the key header, the task type, X-Provider and X-Model, usage estimated', async () => {
     fake.mode = { kind: 'answer', length: 8 };
@@ -206,14 +186,14 @@ pipelines:
 
   test('refused before any I/O: dimensions on embedding-001, past 3072, and 101 inputs', async () => {
     const before = fake.requests.length;
-    const old = await failure(client.embeddings.create({ model: 'old-embed', input: 'x', dimensions: 8 }));
+    const old = await clientFailure(client.embeddings.create({ model: 'old-embed', input: 'x', dimensions: 8 }));
     assert.equal(old.status, 400);
     assert.equal(old.error?.code, 'CAPABILITY_NOT_SUPPORTED');
     assert.deepEqual(old.error?.details, { provider: 'gemini', capability: 'dimensions', model: 'embedding-001' });
-    const big = await failure(client.embeddings.create({ model: 'gem-embed', input: 'x', dimensions: 4096 }));
+    const big = await clientFailure(client.embeddings.create({ model: 'gem-embed', input: 'x', dimensions: 4096 }));
     assert.equal(big.status, 400);
     assert.equal(big.error?.code, 'VALIDATION_ERROR');
-    const many = await failure(client.embeddings.create({ model: 'gem-embed', input: Array.from({ length: 101 }, (_, i) => `t${i}`) }));
+    const many = await clientFailure(client.embeddings.create({ model: 'gem-embed', input: Array.from({ length: 101 }, (_, i) => `t${i}`) }));
     assert.equal(many.status, 400);
     assert.equal(many.error?.code, 'CAPABILITY_NOT_SUPPORTED');
     assert.deepEqual(many.error?.details, { provider: 'gemini', capability: 'embeddings', maxInputs: 100 });
@@ -222,7 +202,7 @@ pipelines:
 
   test('an upstream INVALID_ARGUMENT: 400 UPSTREAM_BAD_REQUEST with Google\'s message', async () => {
     fake.mode = { kind: 'error', status: 400, message: 'Request contains an invalid argument.' };
-    const err = await failure(client.embeddings.create({ model: 'gem-embed', input: 'x' }));
+    const err = await clientFailure(client.embeddings.create({ model: 'gem-embed', input: 'x' }));
     assert.equal(err.status, 400);
     assert.equal(err.error?.code, 'UPSTREAM_BAD_REQUEST');
   });

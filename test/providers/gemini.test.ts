@@ -7,8 +7,8 @@ import { describe, test } from 'node:test';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../../core/canonical/chat.ts';
 import { chatTranslatorFor } from '../../core/dispatch/chat-call.ts';
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
-import { GatewayError } from '../../core/errors.ts';
 import gemini from '../../providers/gemini/index.ts';
+import { gatewayError } from '../helpers/failures.ts';
 
 const chat = gemini.chat!;
 const target = (upstreamModel = 'gemini-2.5-flash'): ProviderTarget => ({
@@ -16,16 +16,6 @@ const target = (upstreamModel = 'gemini-2.5-flash'): ProviderTarget => ({
 });
 const req = (fields: Partial<ChatCompletionRequest>): ChatCompletionRequest => ({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...fields });
 const body = (request: ChatCompletionRequest, model?: string): any => JSON.parse(chat.toUpstream(request, target(model), false).body!);
-
-function gatewayError(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `expected a GatewayError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected an error');
-}
 
 /** Decodes a list of GenerateContentResponse objects as one stream. */
 function decode(events: unknown[], request = req({})): ChatCompletionChunk[] {

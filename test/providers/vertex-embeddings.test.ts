@@ -6,14 +6,14 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, verify } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { EmbeddingsRequest } from '../../core/canonical/embeddings.ts';
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
-import { GatewayError } from '../../core/errors.ts';
 import vertexAi from '../../providers/vertex-ai/index.ts';
-import { callDirect, fakeVector, startEmbeddingsFake, wordCount, type EmbeddingsFake } from '../conformance/wires/embeddings-fake.ts';
+import { callDirect, fakeVector, startEmbeddingsFake, startEmbeddingsGateway, wordCount, type EmbeddingsFake } from '../conformance/wires/embeddings-fake.ts';
 import { vertexEmbeddingsWire } from '../conformance/wires/google-embeddings.ts';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import type { TestGateway } from '../helpers/gateway.ts';
+import { clientFailure, gatewayError, gatewayRejection } from '../helpers/failures.ts';
 
 const embeddings = vertexAi.embeddings!;
 const BASE = 'https://us-central1-aiplatform.googleapis.com/v1/projects/p1/locations/us-central1';
@@ -23,16 +23,6 @@ const target = (upstreamModel = 'text-embedding-005', extra: Partial<ProviderTar
 const req = (fields: Partial<EmbeddingsRequest> = {}): EmbeddingsRequest => ({ model: 'embed', input: 'hello', ...fields });
 const sent = (request: EmbeddingsRequest, t = target()) => JSON.parse(embeddings.toUpstream(request, t).body!);
 const inputs = (n: number) => Array.from({ length: n }, (_, i) => `text ${i}`);
-
-function gatewayError(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `expected a GatewayError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected an error');
-}
 
 describe('vertex-ai embeddings: the request', () => {
   test('declared: capabilities.embeddings and a translator', () => {
@@ -155,8 +145,7 @@ describe('vertex-ai embeddings against a loopback fake, with a service-account t
     const expected: Record<number, [string, number]> = { 400: ['UPSTREAM_BAD_REQUEST', 400], 403: ['UPSTREAM_ERROR', 502], 429: ['UPSTREAM_RATE_LIMITED', 429], 503: ['UPSTREAM_ERROR', 502] };
     for (const [status, [code, httpStatus]] of Object.entries(expected)) {
       fake.mode = { kind: 'error', status: Number(status), message: 'Input is too long' };
-      const err = await callDirect(vertexAi, live(), req()).then(() => assert.fail('expected an error'), (e: unknown) => e as GatewayError);
-      assert.ok(err instanceof GatewayError);
+      const err = await gatewayRejection(callDirect(vertexAi, live(), req()));
       assert.equal(err.code, code, `upstream ${status}`);
       assert.equal(err.status, httpStatus);
       assert.equal((err.details as { upstreamStatus: number }).upstreamStatus, Number(status));
@@ -178,9 +167,7 @@ describe('vertex-ai embeddings through the gateway, called with the openai clien
       return true;
     });
     const keyFile = JSON.stringify({ client_email: 'gw@p1.iam.gserviceaccount.com', private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }), token_uri: `${fake.url}/token` });
-    gw = await startTestGateway(`
-routing:
-  retries: 0
+    ({ gw, client } = await startEmbeddingsGateway(`
 providers:
   vertex-ai:
     baseUrl: ${fake.url}/v1/projects/p1/locations/us-central1
@@ -190,19 +177,12 @@ models:
   - { id: vtx-embed, provider: vertex-ai, upstreamModel: text-embedding-005 }
   - { id: vtx-gemini-embed, provider: vertex-ai, upstreamModel: gemini-embedding-001 }
   - { id: gecko, provider: vertex-ai, upstreamModel: "textembedding-gecko@003" }
-pipelines:
-  - name: embeddings
-    routes: [/v1/embeddings]
-    plugins: [auth]
-`, { env: { GOOGLE_SA_KEY: keyFile } });
-    const key = await gw.createKey({ scopes: { capabilities: ['embeddings'] } });
-    client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+`, { GOOGLE_SA_KEY: keyFile }));
   });
   after(async () => {
     await gw?.close();
     await fake?.close();
   });
-  const failure = (promise: Promise<unknown>) => promise.then(() => assert.fail('expected an error'), (err: unknown) => err as { status?: number; error?: { code?: string; details?: unknown } });
 
   test('a batch with dimensions: the exchanged token, order kept, usage from token_count, floats and base64', async () => {
     fake.mode = { kind: 'answer', length: 4 };
@@ -223,18 +203,18 @@ pipelines:
     const one = await client.embeddings.create({ model: 'vtx-gemini-embed', input: 'just one', encoding_format: 'float' });
     assert.deepEqual(one.data[0]!.embedding, fakeVector('just one', 8));
     const before = fake.requests.length;
-    const err = await failure(client.embeddings.create({ model: 'vtx-gemini-embed', input: ['a', 'b'] }));
+    const err = await clientFailure(client.embeddings.create({ model: 'vtx-gemini-embed', input: ['a', 'b'] }));
     assert.equal(err.status, 400);
     assert.equal(err.error?.code, 'CAPABILITY_NOT_SUPPORTED');
     assert.deepEqual(err.error?.details, { provider: 'vertex-ai', capability: 'embeddings', maxInputs: 1 });
-    const gecko = await failure(client.embeddings.create({ model: 'gecko', input: 'a', dimensions: 8 }));
+    const gecko = await clientFailure(client.embeddings.create({ model: 'gecko', input: 'a', dimensions: 8 }));
     assert.equal(gecko.error?.code, 'CAPABILITY_NOT_SUPPORTED');
     assert.equal(fake.requests.length, before, 'the upstream was not called');
   });
 
   test('an upstream RESOURCE_EXHAUSTED: 429 UPSTREAM_RATE_LIMITED', async () => {
     fake.mode = { kind: 'error', status: 429, message: 'Quota exceeded' };
-    const err = await failure(client.embeddings.create({ model: 'vtx-embed', input: 'x' }));
+    const err = await clientFailure(client.embeddings.create({ model: 'vtx-embed', input: 'x' }));
     assert.equal(err.status, 429);
     assert.equal(err.error?.code, 'UPSTREAM_RATE_LIMITED');
   });

@@ -2,12 +2,15 @@
  * A loopback upstream for the conformance kit's embeddings wires (modalities.ts), for tests that reach past the
  * kit's fixtures: it records each request as the kit does and answers with one fakeVector per input (tokens
  * counted by wordCount, which a wire that reports none ignores), the wire's error body for a status, a body
- * that is not JSON, or a handler.
+ * that is not JSON, or a handler. And the two ways the provider tests call it: one translator call without a
+ * gateway (callDirect), and a gateway in front of it called with the openai client (startEmbeddingsGateway).
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../../../core/canonical/embeddings.ts';
 import type { ProviderDefinition, ProviderIO, ProviderTarget } from '../../../core/dispatch/provider.ts';
+import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts';
 import type { RecordedUpstreamRequest } from '../kit.ts';
 import type { EmbeddingsWire, WireAnswer } from '../modalities.ts';
 
@@ -123,4 +126,22 @@ export async function callDirect(provider: ProviderDefinition, target: ProviderT
   }
   if (response.status >= 400) throw provider.mapError(response.status, body, target, Object.fromEntries(response.headers));
   return provider.embeddings!.fromUpstream(body, target, request);
+}
+
+/**
+ * A gateway whose /v1/embeddings pipeline (auth only, no retries) serves `providersAndModels` (the `providers:`
+ * and `models:` blocks of its config), a key scoped to embeddings, and the openai client with that key.
+ */
+export async function startEmbeddingsGateway(providersAndModels: string, env?: Record<string, string>): Promise<{ gw: TestGateway; key: string; client: OpenAI }> {
+  const gw = await startTestGateway(`
+routing:
+  retries: 0
+${providersAndModels.trim()}
+pipelines:
+  - name: embeddings
+    routes: [/v1/embeddings]
+    plugins: [auth]
+`, env ? { env } : {});
+  const key = await gw.createKey({ scopes: { capabilities: ['embeddings'] } });
+  return { gw, key, client: new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 }) };
 }
