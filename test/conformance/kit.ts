@@ -5,8 +5,7 @@
  * the kit the same way: write a FamilyWire for its format and call runConformance.
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
@@ -16,6 +15,7 @@ import { decodeStream } from '../../core/streaming/decode.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { ERROR_CASES, FIXTURES, type Fixture, type ScriptedAnswer, type ScriptedToolCall, type WireSummary } from './fixtures.ts';
 import { runModalityConformance, type ModalityTarget } from './modalities.ts';
+import { startRecordingServer } from './recording-server.ts';
 
 export { runModalityConformance, scriptedVectors } from './modalities.ts';
 export type { EmbeddingsSummary, EmbeddingsWire, ModalityTarget, RerankSummary, RerankWire, WireAnswer } from './modalities.ts';
@@ -99,54 +99,32 @@ async function writeInPieces(res: ServerResponse, bytes: Uint8Array): Promise<vo
 }
 
 export async function startWireFake(target: ConformanceTarget): Promise<WireFake> {
-  const fake: Omit<WireFake, 'url' | 'close'> = { requests: [], mode: { kind: 'hang' } };
-  const server = createServer((raw, res) => {
-    const parts: Buffer[] = [];
-    raw.on('data', (p: Buffer) => parts.push(p));
-    raw.on('end', () => void (async () => {
-      const rawBody = Buffer.concat(parts).toString('utf8');
-      let json: unknown = null;
-      try {
-        json = rawBody ? JSON.parse(rawBody) : null;
-      } catch {
-        json = null;
-      }
-      const req: RecordedUpstreamRequest = { method: raw.method ?? '', url: raw.url ?? '', headers: raw.headers, rawBody, json };
-      if (await target.extraRoutes?.(req, res)) return;
-      fake.requests.push(req);
-      const mode = fake.mode;
-      if (mode.kind === 'hang') return; // the gateway's headers timeout answers
-      if (mode.kind === 'error') {
-        const error = target.wire.errorBody(mode.status, `scripted ${mode.status}`);
-        res.writeHead(mode.status, { 'content-type': 'application/json', ...(error.headers ?? {}) });
-        res.end(error.body);
-        return;
-      }
-      if (mode.kind === 'malformed') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end('{"this is": not json');
-        return;
-      }
-      if (target.wire.isStream(req)) {
-        const stream = target.wire.answerStream(mode.answer, req);
-        res.writeHead(200, stream.headers);
-        await writeInPieces(res, stream.body);
-        return;
-      }
-      const answer = target.wire.answerJson(mode.answer, req);
-      res.writeHead(200, { 'content-type': 'application/json', ...(answer.headers ?? {}) });
-      res.end(answer.body);
-    })().catch(() => res.destroy()));
+  const fake: Pick<WireFake, 'mode'> = { mode: { kind: 'hang' } };
+  const server = await startRecordingServer((req, res) => target.extraRoutes?.(req, res) ?? false, async (req, res) => {
+    const mode = fake.mode;
+    if (mode.kind === 'hang') return; // the gateway's headers timeout answers
+    if (mode.kind === 'error') {
+      const error = target.wire.errorBody(mode.status, `scripted ${mode.status}`);
+      res.writeHead(mode.status, { 'content-type': 'application/json', ...(error.headers ?? {}) });
+      res.end(error.body);
+      return;
+    }
+    if (mode.kind === 'malformed') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"this is": not json');
+      return;
+    }
+    if (target.wire.isStream(req)) {
+      const stream = target.wire.answerStream(mode.answer, req);
+      res.writeHead(200, stream.headers);
+      await writeInPieces(res, stream.body);
+      return;
+    }
+    const answer = target.wire.answerJson(mode.answer, req);
+    res.writeHead(200, { 'content-type': 'application/json', ...(answer.headers ?? {}) });
+    res.end(answer.body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return Object.assign(fake, {
-    url,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
-  });
+  return Object.assign(fake, server);
 }
 
 /** What a caller assembles from canonical chunks. */

@@ -7,8 +7,7 @@
  * jina) call runModalityConformance directly.
  */
 import assert from 'node:assert/strict';
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { base64ToVector } from '../../core/canonical/embeddings.ts';
@@ -16,6 +15,7 @@ import type { ProviderDefinition } from '../../core/dispatch/provider.ts';
 import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { ERROR_CASES } from './fixtures.ts';
 import type { RecordedUpstreamRequest } from './kit.ts';
+import { startRecordingServer } from './recording-server.ts';
 
 /** A fake's answer: status 200 unless given. */
 export interface WireAnswer { status?: number; headers?: Record<string, string>; body: string }
@@ -96,41 +96,19 @@ interface ModalityFake {
 }
 
 async function startModalityFake(target: ModalityTarget, errorWire: () => EmbeddingsWire | RerankWire): Promise<ModalityFake> {
-  const fake: Omit<ModalityFake, 'url' | 'close'> = { requests: [], mode: { kind: 'malformed' } };
-  const server = createServer((raw, res) => {
-    const parts: Buffer[] = [];
-    raw.on('data', (p: Buffer) => parts.push(p));
-    raw.on('end', () => void (async () => {
-      const rawBody = Buffer.concat(parts).toString('utf8');
-      let json: unknown = null;
-      try {
-        json = rawBody ? JSON.parse(rawBody) : null;
-      } catch {
-        json = null;
-      }
-      const req: RecordedUpstreamRequest = { method: raw.method ?? '', url: raw.url ?? '', headers: raw.headers, rawBody, json };
-      if (await target.extraRoutes?.(req, res)) return;
-      fake.requests.push(req);
-      const mode = fake.mode;
-      const send = (answer: WireAnswer) => {
-        res.writeHead(answer.status ?? 200, { 'content-type': 'application/json', ...(answer.headers ?? {}) });
-        res.end(answer.body);
-      };
-      if (mode.kind === 'error') send({ ...errorWire().errorBody(mode.status, `scripted ${mode.status}`), status: mode.status });
-      else if (mode.kind === 'malformed') send({ body: '{"this is": not json' });
-      else if (mode.kind === 'embed') send(target.embeddings!.wire.answer(mode.vectors, mode.tokens, req));
-      else send(target.rerank!.wire.answer(mode.scores, mode.units, req));
-    })().catch(() => res.destroy()));
+  const fake: Pick<ModalityFake, 'mode'> = { mode: { kind: 'malformed' } };
+  const server = await startRecordingServer((req, res) => target.extraRoutes?.(req, res) ?? false, (req, res) => {
+    const mode = fake.mode;
+    const send = (answer: WireAnswer) => {
+      res.writeHead(answer.status ?? 200, { 'content-type': 'application/json', ...(answer.headers ?? {}) });
+      res.end(answer.body);
+    };
+    if (mode.kind === 'error') send({ ...errorWire().errorBody(mode.status, `scripted ${mode.status}`), status: mode.status });
+    else if (mode.kind === 'malformed') send({ body: '{"this is": not json' });
+    else if (mode.kind === 'embed') send(target.embeddings!.wire.answer(mode.vectors, mode.tokens, req));
+    else send(target.rerank!.wire.answer(mode.scores, mode.units, req));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return Object.assign(fake, {
-    url,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
-  });
+  return Object.assign(fake, server);
 }
 
 /** Vectors exact in float32 (multiples of 1/8), distinct per input, so a misplaced one is seen. */

@@ -5,14 +5,14 @@
  * that is not JSON, or a handler. And the two ways the provider tests call it: one translator call without a
  * gateway (callDirect), and a gateway in front of it called with the openai client (startEmbeddingsGateway).
  */
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import OpenAI from 'openai';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../../../core/canonical/embeddings.ts';
 import type { ProviderDefinition, ProviderIO, ProviderTarget } from '../../../core/dispatch/provider.ts';
 import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts';
 import type { RecordedUpstreamRequest } from '../kit.ts';
 import type { EmbeddingsWire, WireAnswer } from '../modalities.ts';
+import { startRecordingServer } from '../recording-server.ts';
 
 export type { EmbeddingsWire };
 
@@ -47,53 +47,27 @@ export async function startEmbeddingsFake(
   wire: EmbeddingsWire,
   extraRoutes?: (req: RecordedUpstreamRequest, res: ServerResponse) => boolean,
 ): Promise<EmbeddingsFake> {
-  const fake: Omit<EmbeddingsFake, 'url' | 'close'> = { requests: [], mode: { kind: 'answer', length: 8 }, problems: [] };
-  const server = createServer((raw, res) => {
-    const parts: Buffer[] = [];
-    raw.on('data', (p: Buffer) => parts.push(p));
-    raw.on('end', () => {
-      const rawBody = Buffer.concat(parts).toString('utf8');
-      let json: unknown = null;
-      try {
-        json = JSON.parse(rawBody);
-      } catch {
-        // not JSON
-      }
-      const req: RecordedUpstreamRequest = { method: raw.method ?? '', url: raw.url ?? '', headers: raw.headers, rawBody, json };
-      if (extraRoutes?.(req, res)) return;
-      fake.requests.push(req);
-      const send = (status: number, answer: WireAnswer) => {
-        res.writeHead(answer.status ?? status, { 'content-type': 'application/json', ...answer.headers });
-        res.end(answer.body);
-      };
-      const mode = fake.mode;
-      try {
-        if (mode.kind === 'answer') {
-          const { inputs } = wire.summarize(req);
-          send(200, wire.answer(inputs.map((text) => fakeVector(text, mode.length)), inputs.reduce((n, text) => n + wordCount(text), 0), req));
-        } else if (mode.kind === 'error') send(mode.status, wire.errorBody(mode.status, mode.message ?? `scripted ${mode.status}`));
-        else if (mode.kind === 'malformed') send(200, { body: '{"embeddings": [' });
-        else mode.handle(req, res);
-      } catch (err) {
-        // A request the wire cannot read is the test's failure: the fake says so instead of hanging.
-        fake.problems.push(`${req.method} ${req.url}: ${String(err)}`);
-        send(599, { body: JSON.stringify({ fakeRefused: String(err) }) });
-      }
-    });
+  const fake: Pick<EmbeddingsFake, 'mode' | 'problems'> = { mode: { kind: 'answer', length: 8 }, problems: [] };
+  const server = await startRecordingServer(extraRoutes, (req, res) => {
+    const send = (status: number, answer: WireAnswer) => {
+      res.writeHead(answer.status ?? status, { 'content-type': 'application/json', ...answer.headers });
+      res.end(answer.body);
+    };
+    const mode = fake.mode;
+    try {
+      if (mode.kind === 'answer') {
+        const { inputs } = wire.summarize(req);
+        send(200, wire.answer(inputs.map((text) => fakeVector(text, mode.length)), inputs.reduce((n, text) => n + wordCount(text), 0), req));
+      } else if (mode.kind === 'error') send(mode.status, wire.errorBody(mode.status, mode.message ?? `scripted ${mode.status}`));
+      else if (mode.kind === 'malformed') send(200, { body: '{"embeddings": [' });
+      else mode.handle(req, res);
+    } catch (err) {
+      // A request the wire cannot read is the test's failure: the fake says so instead of hanging.
+      fake.problems.push(`${req.method} ${req.url}: ${String(err)}`);
+      send(599, { body: JSON.stringify({ fakeRefused: String(err) }) });
+    }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    get requests() { return fake.requests; },
-    get problems() { return fake.problems; },
-    get mode() { return fake.mode; },
-    set mode(mode) { fake.mode = mode; },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return Object.assign(fake, server);
 }
 
 const io: ProviderIO = {
