@@ -32,3 +32,12 @@ export interface ClientError {
 /** The error the openai client rejects with; fails the test if the call succeeds. */
 export const clientFailure = (promise: Promise<unknown>): Promise<ClientError> =>
   promise.then(() => assert.fail('expected an error'), (err: unknown) => err as ClientError);
+
+/** A 400 VALIDATION_ERROR answer (from postJson) with an issue at `path` whose message matches. */
+export function assertValidationIssue(answer: { status: number; body: any }, path: string, message: RegExp): void {
+  assert.equal(answer.status, 400, JSON.stringify(answer.body));
+  assert.equal(answer.body.error.code, 'VALIDATION_ERROR');
+  const issue = answer.body.error.details.find((d: { path: string }) => d.path === path);
+  assert.ok(issue, `an issue at ${path}: ${JSON.stringify(answer.body.error.details)}`);
+  assert.match(issue.message, message);
+}

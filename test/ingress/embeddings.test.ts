@@ -10,6 +10,7 @@ import OpenAI from 'openai';
 import { base64ToVector, vectorToBase64 } from '../../core/canonical/embeddings.ts';
 import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from '../fakes/openai.ts';
 import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { assertValidationIssue } from '../helpers/failures.ts';
 
 const V = [[0.5, -0.25, 0.125], [1, 2, -3], [0.75, 0, 4]];
 
@@ -94,12 +95,7 @@ pipelines:
     ];
     for (const [name, body, path, message] of cases) {
       test(name, async () => {
-        const res = await call(body);
-        assert.equal(res.status, 400, JSON.stringify(res.body));
-        assert.equal(res.body.error.code, 'VALIDATION_ERROR');
-        const issue = res.body.error.details.find((d: { path: string }) => d.path === path);
-        assert.ok(issue, `an issue at ${path}: ${JSON.stringify(res.body.error.details)}`);
-        assert.match(issue.message, message);
+        assertValidationIssue(await call(body), path, message);
         assert.equal(upstreamCalls(), 0);
       });
     }

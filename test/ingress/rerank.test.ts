@@ -11,6 +11,7 @@ import { finishRerank } from '../../core/dispatch/rerank-call.ts';
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
 import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { assertValidationIssue } from '../helpers/failures.ts';
 
 const DOCS = ['alpha', 'beta', 'gamma', 'delta'];
 
@@ -73,12 +74,7 @@ pipelines:
     ];
     for (const [name, body, path, message] of cases) {
       test(name, async () => {
-        const res = await call(body);
-        assert.equal(res.status, 400, JSON.stringify(res.body));
-        assert.equal(res.body.error.code, 'VALIDATION_ERROR');
-        const issue = res.body.error.details.find((d: { path: string }) => d.path === path);
-        assert.ok(issue, `an issue at ${path}: ${JSON.stringify(res.body.error.details)}`);
-        assert.match(issue.message, message);
+        assertValidationIssue(await call(body), path, message);
         assert.equal(fake.requests.length, 0);
       });
     }
