@@ -5,8 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
@@ -14,68 +12,23 @@ import { openDatabase, type Database } from '../../core/store/database.ts';
 import { usageRecorderFor } from '../../plugins/usage/index.ts';
 import { sleep, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
 import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { createKey, usageConfig } from '../helpers/usage.ts';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
-
-/** A TCP proxy in front of Postgres that can be cut (all connections destroyed, new ones closed at once) and restored. */
-async function startCuttableProxy(target: { host: string; port: number }) {
-  const pairs = new Set<[Socket, Socket]>();
-  let down = false;
-  const server: Server = createServer((client) => {
-    if (down) {
-      client.destroy();
-      return;
-    }
-    const upstream = connect(target.port, target.host);
-    const pair: [Socket, Socket] = [client, upstream];
-    pairs.add(pair);
-    const drop = () => {
-      pairs.delete(pair);
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', drop);
-    client.pipe(upstream);
-    upstream.pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    cut() {
-      down = true;
-      for (const [client, upstream] of pairs) {
-        client.destroy();
-        upstream.destroy();
-      }
-      pairs.clear();
-    },
-    restore() {
-      down = false;
-    },
-    close: () => new Promise<void>((resolve) => {
-      for (const [client, upstream] of pairs) {
-        client.destroy();
-        upstream.destroy();
-      }
-      server.close(() => resolve());
-    }),
-  };
-}
 
 describe('usage records through a Postgres outage', { skip: DATABASE_URL ? false : 'TEST_DATABASE_URL not set' }, () => {
   const schema = 'aigw_test_' + randomUUID().replace(/-/g, '');
   const lines: Array<Record<string, any>> = [];
   let fake: FakeOpenAI;
-  let proxy: Awaited<ReturnType<typeof startCuttableProxy>>;
+  let proxy: TcpProxy;
   let gw: TestGateway;
   let direct: Database;
   let key: string;
 
   before(async () => {
     const url = new URL(DATABASE_URL!);
-    proxy = await startCuttableProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
     const proxied = new URL(DATABASE_URL!);
     proxied.hostname = '127.0.0.1';
     proxied.port = String(proxy.port);
