@@ -1,7 +1,7 @@
 /**
- * The passthrough's upstream half on two transports, for bench/passthrough-transports.ts: undici as translated
- * calls use it (UpstreamClient.send, the passthrough's transport until it moved) and the passthrough's http-proxy-3
- * 1.x transport (UpstreamClient.passthrough, node:http keep-alive agents), both with the same slots and timeouts. Both do the same work per
+ * The passthrough's upstream half on two transports, for bench/passthrough-transports.ts: the gateway's own
+ * (UpstreamClient, undici) and http-proxy-3 1.x as the gateway would run it (bench/passthrough-http-proxy.ts,
+ * node:http keep-alive agents), both with the same per-origin slots and timeouts. Both do the same work per
  * request: the path join, the header rules, the credential, the body counter, X-Provider. Only the transport
  * differs, so the comparison measures it and nothing else (the gateway's routing and plugins cost both the same).
  * Run as a process: `TRANSPORT=undici|http-proxy-3 UPSTREAM=http://127.0.0.1:N node --import tsx
@@ -15,7 +15,10 @@ import { parseConfig } from '../core/config/load.ts';
 import { answerHeaders, BodyLimit, forwardedHeaders } from '../core/dispatch/passthrough.ts';
 import { forwardingHeaders, type ForwardingRules } from '../core/dispatch/passthrough-forwarded.ts';
 import { joinUnderBase } from '../core/dispatch/passthrough-path.ts';
+import { OriginSlots } from '../core/dispatch/origin-slots.ts';
 import { UpstreamClient } from '../core/dispatch/upstream.ts';
+import { silentLogger } from '../core/logger.ts';
+import { PassthroughTransport } from './passthrough-http-proxy.ts';
 
 export type Transport = 'undici' | 'http-proxy-3';
 
@@ -46,7 +49,10 @@ async function undiciHandler(baseUrl: string) {
   return (req: IncomingMessage, res: ServerResponse) => {
     const { target, headers, body } = prepare(req, baseUrl);
     const controller = new AbortController();
-    res.once('close', () => controller.abort());
+    // As the gateway's gw.signal: aborted only when the answer did not finish.
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
     client.send(baseUrl, { method: req.method as 'POST', path: target.relative ?? `${target.origin}${target.path}`, headers }, controller.signal, body ?? undefined)
       .then((response) => {
         res.writeHead(response.statusCode, { ...answerHeaders(response.headers), 'x-provider': 'openai' });
@@ -55,16 +61,20 @@ async function undiciHandler(baseUrl: string) {
   };
 }
 
-/** The gateway's own http-proxy-3 transport (core/dispatch/passthrough-http.ts): slots, timeouts and all. */
+/** The http-proxy-3 transport as the gateway would run it (bench/passthrough-http-proxy.ts): slots, timeouts and all. */
 async function httpProxyHandler(baseUrl: string) {
   const { config } = await parseConfig('{}', { file: join(tmpdir(), 'bench-passthrough.yaml'), env: {} });
-  const client = new UpstreamClient({ ...config.upstream, connectionsPerOrigin: CONNECTIONS });
+  const upstream = { ...config.upstream, connectionsPerOrigin: CONNECTIONS };
+  const slots = new OriginSlots(CONNECTIONS, upstream.queueTimeoutMs, silentLogger());
+  const transport = new PassthroughTransport(upstream, (origin, signal) => slots.acquire(origin, signal));
   return (req: IncomingMessage, res: ServerResponse) => {
     const { target, headers, body } = prepare(req, baseUrl);
     const controller = new AbortController();
-    res.once('close', () => controller.abort());
-    const path = target.relative ?? `${target.origin}${target.path}`;
-    client.passthrough.send({ req, res, method: req.method ?? 'GET', ...client.locate(baseUrl, path), headers, body, signal: controller.signal })
+    // As the gateway's gw.signal: aborted only when the answer did not finish.
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
+    transport.send({ req, res, method: req.method ?? 'GET', origin: target.origin, path: target.path, headers, body, signal: controller.signal })
       .then((response) => {
         res.writeHead(response.statusCode, { ...answerHeaders(response.headers), 'x-provider': 'openai' });
         response.body.pipe(res);

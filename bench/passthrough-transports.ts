@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { percentile, runJson, runStream, type Target } from './load.ts';
+import { percentile, runJson, runStream, type StreamResult, type Target } from './load.ts';
 import type { Transport } from './passthrough-transport.ts';
 import { STREAM_PACE_MS } from './upstream.ts';
 import { cpuMs, freePort, hasTaskset, pin, REPO_ROOT, startUpstreamProcess } from './variants.ts';
@@ -88,11 +88,12 @@ async function measure(round: number, transport: Transport, url: string, pid: nu
       p50: round2(percentile(result.latencies, 50)), p99: round2(percentile(result.latencies, 99)),
       cpuMsPerRequest: round2(result.ok > 0 ? cpu / result.ok : NaN), load1,
     };
-    if ('transit' in result) {
-      row.transitP50 = round2(percentile(result.transit, 50));
-      row.transitP99 = round2(percentile(result.transit, 99));
-      row.ttftP50 = round2(percentile(result.ttft, 50));
-      row.ttftP99 = round2(percentile(result.ttft, 99));
+    const stream = result as Partial<StreamResult>;
+    if (stream.transit && stream.ttft) {
+      row.transitP50 = round2(percentile(stream.transit, 50));
+      row.transitP99 = round2(percentile(stream.transit, 99));
+      row.ttftP50 = round2(percentile(stream.ttft, 50));
+      row.ttftP99 = round2(percentile(stream.ttft, 99));
     }
     log(row);
     await new Promise((resolve) => setTimeout(resolve, 300));

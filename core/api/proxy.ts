@@ -93,7 +93,7 @@ function passthroughHandler(deps: LocalEndpointDeps): GatewayMiddleware {
     if (body.present) {
       limiter = new BodyLimit(limitBytes, PROXY_ROUTE);
       const stream = limiter;
-      // Its failures are read from `exceeded` and from the transport; one after the transport let go must not crash the process.
+      // Its failures are read from `exceeded` and from undici; one after undici let go must not crash the process.
       stream.on('error', () => {});
       ctx.req.once('error', (err) => {
         clientGone = true;
@@ -106,8 +106,6 @@ function passthroughHandler(deps: LocalEndpointDeps): GatewayMiddleware {
     let response;
     try {
       response = await sendPassthrough(deps, entry, {
-        req: ctx.req,
-        res: ctx.res,
         method: ctx.method as UpstreamMethod,
         path: upstreamRequestPath(target),
         headers: withCredential(entry, forwardedHeaders(ctx.req.headers, gw.requestId, forwardingHeaders(ctx.req, forwarding))),

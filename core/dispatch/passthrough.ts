@@ -4,7 +4,7 @@
  * headers, given the gateway's credential, and sent through the upstream's breaker with its body streaming as
  * it arrives. The answer comes back unread, for the caller to receive as it streams.
  */
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Transform, type TransformCallback, type Readable } from 'node:stream';
 import type { GatewayConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
@@ -14,8 +14,7 @@ import type { UpstreamTarget } from './passthrough-path.ts';
 import type { Breakers } from './breakers.ts';
 import type { ProviderDefinition, ProviderIO, ProviderTarget, UpstreamMethod, UpstreamRequest } from './provider.ts';
 import type { ProviderRegistry } from './provider-registry.ts';
-import type { ProxyAnswer } from './passthrough-http.ts';
-import type { UpstreamClient } from './upstream.ts';
+import type { UpstreamClient, UpstreamResponse } from './upstream.ts';
 import { countsAgainstUpstream, isAbort, transportError } from './upstream-errors.ts';
 
 export interface PassthroughEntry {
@@ -23,7 +22,7 @@ export interface PassthroughEntry {
   target: ProviderTarget;
 }
 
-/** Headers that describe one connection, not the message (RFC 9110 7.6.1), plus the ones node:http sets itself. */
+/** Headers that describe one connection, not the message (RFC 9110 7.6.1), plus the ones undici sets itself. */
 const HOP_BY_HOP = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
   'transfer-encoding', 'upgrade', 'host', 'expect', 'http2-settings',
@@ -136,7 +135,7 @@ export const tooLarge = (limitBytes: number, route: string) =>
 
 /** An answer the breaker counts as a failure (5xx, 408, 429) that the caller still receives verbatim. */
 class CountedAnswer extends Error {
-  constructor(readonly response: ProxyAnswer) {
+  constructor(readonly response: UpstreamResponse) {
     super(`upstream answered ${response.statusCode}`);
   }
 }
@@ -151,9 +150,6 @@ export interface PassthroughDeps {
 }
 
 export interface PassthroughCall {
-  /** The caller's request and response, which the transport builds on. */
-  req: IncomingMessage;
-  res: ServerResponse;
   method: UpstreamMethod;
   /** From upstreamRequestPath(). */
   path: string;
@@ -170,18 +166,15 @@ export interface PassthroughCall {
  * unread, whatever its status. Throws UPSTREAM_UNAVAILABLE (breaker open), UPSTREAM_ERROR / UPSTREAM_TIMEOUT
  * (unreachable), or the caller's fault.
  */
-export async function sendPassthrough(deps: PassthroughDeps, entry: PassthroughEntry, call: PassthroughCall): Promise<ProxyAnswer> {
+export async function sendPassthrough(deps: PassthroughDeps, entry: PassthroughEntry, call: PassthroughCall): Promise<UpstreamResponse> {
   const { provider, target } = entry;
   const request: UpstreamRequest = { method: call.method, path: call.path, headers: call.headers, ...(call.body ? { bodyStreamed: true } : {}) };
   try {
     return await deps.breakers.run(target.slug, target.baseUrl, async () => {
-      let response: ProxyAnswer;
+      let response: UpstreamResponse;
       try {
         const authorized = provider.authorize ? await provider.authorize(request, target, deps.io, call.signal) : request;
-        response = await deps.upstream.passthrough.send({
-          req: call.req, res: call.res, method: authorized.method, ...deps.upstream.locate(target.baseUrl, authorized.path),
-          headers: authorized.headers, body: call.body, signal: call.signal,
-        });
+        response = await deps.upstream.send(target.baseUrl, authorized, call.signal, call.body ?? undefined);
       } catch (err) {
         const fault = call.callerFault();
         if (fault) throw fault;

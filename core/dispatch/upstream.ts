@@ -1,15 +1,12 @@
 /**
  * HTTP to providers: one undici agent with keep-alive pools per origin, the configured timeouts, a bounded wait
- * for a connection when an origin's pool is full, and size limits on what is read of an answer. The passthrough's
- * requests go through http-proxy-3 instead (core/dispatch/passthrough-http.ts), with the same settings and the
- * same per-origin slots.
+ * for a connection when an origin's pool is full, and size limits on what is read of an answer.
  */
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../config/types.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import { OriginSlots, type OriginPoolState } from './origin-slots.ts';
-import { PassthroughTransport } from './passthrough-http.ts';
 import type { UpstreamRequest } from './provider.ts';
 import { UpstreamTooLargeError } from './upstream-errors.ts';
 
@@ -32,8 +29,6 @@ export class UpstreamClient {
   readonly maxBodyBytes: number;
   /** upstream.maxFrameBytes, for the stream decoders. */
   readonly maxFrameBytes: number;
-  /** The passthrough's transport, sharing this client's slots per origin. */
-  readonly passthrough: PassthroughTransport;
 
   constructor(config: UpstreamConfig, logger: Logger = silentLogger()) {
     this.maxBodyBytes = config.maxBodyBytes;
@@ -46,13 +41,16 @@ export class UpstreamClient {
       keepAliveTimeout: config.keepAliveTimeoutMs,
       connections: config.connectionsPerOrigin,
     });
-    this.passthrough = new PassthroughTransport(config, (origin, signal) => this.slots.acquire(origin, signal));
   }
 
   /** `stream`: a body streamed as it arrives instead of `request.body` (the passthrough). */
   send(baseUrl: string, request: UpstreamRequest, signal: AbortSignal, stream?: Readable): Promise<UpstreamResponse> {
+    const absolute = ABSOLUTE.exec(request.path);
+    const base = absolute ? undefined : this.base(baseUrl);
     return this.request({
-      ...this.locate(baseUrl, request.path),
+      // An absolute URL's path is sent as written: re-parsing it would resolve `..` and turn `\` into `/`.
+      origin: absolute ? new URL(absolute[1]!).origin : base!.origin,
+      path: absolute ? (absolute[2]!.startsWith('/') ? absolute[2]! : `/${absolute[2]!}`) : base!.pathPrefix + request.path,
       method: request.method,
       headers: request.headers,
       body: stream ?? request.body ?? null,
@@ -65,17 +63,8 @@ export class UpstreamClient {
     return this.slots.state();
   }
 
-  /** The origin and the request line's path of UpstreamRequest.path: under the base URL, or absolute. */
-  locate(baseUrl: string, path: string): { origin: string; path: string } {
-    const absolute = ABSOLUTE.exec(path);
-    // An absolute URL's path is sent as written: re-parsing it would resolve `..` and turn `\` into `/`.
-    if (absolute) return { origin: new URL(absolute[1]!).origin, path: absolute[2]!.startsWith('/') ? absolute[2]! : `/${absolute[2]!}` };
-    const base = this.base(baseUrl);
-    return { origin: base.origin, path: base.pathPrefix + path };
-  }
-
   async close(): Promise<void> {
-    await Promise.all([this.agent.close(), this.passthrough.close()]);
+    await this.agent.close();
   }
 
   /**

@@ -1,8 +1,9 @@
 /**
- * The passthrough's HTTP transport (http-proxy-3, core/dispatch/passthrough-http.ts) keeps the upstream settings
- * translated calls have: connections reused per origin, the headers and body timeouts (504, a cut answer), the
- * per-origin slots shared with translated calls (503 after upstream.queueTimeoutMs, the upstream never asked),
- * and bodies of unknown length framed for every method.
+ * The passthrough's HTTP transport keeps the upstream settings translated calls have: connections reused per
+ * origin, the headers and body timeouts (504, a cut answer), the per-origin slots shared with translated calls
+ * (503 after upstream.queueTimeoutMs, the upstream never asked), and bodies of unknown length framed for every
+ * method. Whatever carries the passthrough (undici today; http-proxy-3 was measured, see docs/architecture.md)
+ * must pass these.
  */
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
