@@ -7,6 +7,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Database, Queryable, Row } from './database.ts';
+import { StoreUnavailableError } from './deadline.ts';
 
 const WORKER_URL = new URL('./pglite-worker.mjs', import.meta.url);
 
@@ -147,7 +148,7 @@ export class PgliteDatabase implements Database {
   }
 
   private call(request: Request): Promise<unknown> {
-    if (this.refusal !== undefined) return Promise.reject(new Error(this.refusal, { cause: this.lastError }));
+    if (this.refusal !== undefined) return Promise.reject(this.unavailable());
     return this.send(request);
   }
 
@@ -175,13 +176,18 @@ export class PgliteDatabase implements Database {
     else waiting.reject(revive(reply.error));
   }
 
+  /** A database that can serve no more calls is a store outage to callers (503), not a bug (500). */
+  private unavailable(): StoreUnavailableError {
+    return Object.assign(new StoreUnavailableError('database', this.refusal ?? 'the embedded database is closed'), { cause: this.lastError });
+  }
+
   /** After close's answer this only ends the thread; otherwise the worker died, and nothing it held will answer. */
   private exited(code: number): void {
     if (!this.closeAnswered) {
       const reason = this.lastError ? `: ${this.lastError.message}` : '';
       this.refusal = `the embedded database worker stopped (exit code ${code})${reason}`;
     }
-    const err = new Error(this.refusal, { cause: this.lastError });
+    const err = this.unavailable();
     for (const { reject } of this.pending.values()) reject(err);
     this.pending.clear();
   }

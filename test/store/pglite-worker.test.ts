@@ -220,6 +220,8 @@ describe('the worker thread ending', () => {
     await delay(20);
     await worker.terminate();
     await assert.rejects(pending, /the embedded database worker stopped \(exit code 1\)/);
+    // Callers see a store outage (503 STORE_UNAVAILABLE), not an internal error.
+    await assert.rejects(db.query('SELECT 1'), { code: 'STORE_UNAVAILABLE', status: 503 });
     await assert.rejects(db.query('SELECT 1'), /the embedded database worker stopped/);
     await assert.rejects(db.transaction(async () => {}), /the embedded database worker stopped/);
     await db.close();
