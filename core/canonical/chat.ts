@@ -1,3 +1,4 @@
+import type { LegacyCompletionFields } from './completion.ts';
 import type { CanonicalEmbeddingsRequest, EmbeddingsResult } from './embeddings.ts';
 import type { CanonicalRerankRequest, RerankResult } from './rerank.ts';
 
@@ -125,6 +126,8 @@ export interface CanonicalChatRequest {
   /** The caller asked for the usage chunk at the end of the stream (stream_options.include_usage). */
   includeUsage: boolean;
   body: ChatCompletionRequest;
+  /** A legacy completion's prompt and fields (POST /v1/completions with `prompt`): see completion.ts. */
+  legacy?: LegacyCompletionFields;
 }
 
 /** What an ingress hands to the pipeline, by modality: `modality` tells the dispatcher which translator serves it. */

@@ -11,7 +11,8 @@ import { isAbort, transportError } from './upstream-errors.ts';
 
 export interface ChatStreamInput {
   response: UpstreamResponse;
-  chat: ChatTranslator;
+  /** The chat translator, or the completion translator of a native legacy completion. */
+  chat: Pick<ChatTranslator, 'streamFormat' | 'streamDecoder'>;
   target: ProviderTarget;
   request: ChatCompletionRequest;
   signal: AbortSignal;

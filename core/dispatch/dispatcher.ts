@@ -11,6 +11,7 @@ import type { RoutingConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
 import type { Caller, GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
 import { callChat, checkChat } from './chat-call.ts';
+import { callCompletion, checkCompletion } from './completion-call.ts';
 import { callEmbeddings, checkEmbeddings } from './embeddings-call.ts';
 import type { CallDeps } from './exchange.ts';
 import type { BuiltInToolName, ProviderDefinition, ProviderTarget } from './provider.ts';
@@ -68,7 +69,10 @@ interface ModalityCall {
 
 function modalityCall(request: CanonicalRequest): ModalityCall {
   switch (request.modality) {
-    case 'chat': return { check: (p, t) => checkChat(p, t, request), call: callChat };
+    case 'chat':
+      // A legacy completion is chat on the wire unless a target serves it natively (completion-call.ts).
+      if (request.legacy) return { check: (p, t) => checkCompletion(p, t, request), call: callCompletion };
+      return { check: (p, t) => checkChat(p, t, request), call: callChat };
     case 'embeddings': return { check: (p, t) => checkEmbeddings(p, t, request), call: callEmbeddings };
     case 'rerank': return { check: (p) => checkRerank(p), call: callRerank };
   }

@@ -4,6 +4,7 @@
  */
 import type { JsonSchema } from '../config/schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../canonical/chat.ts';
+import type { LegacyCompletionRequest } from '../canonical/completion.ts';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../canonical/embeddings.ts';
 import type { RerankRequest, RerankResult } from '../canonical/rerank.ts';
 import type { GatewayError } from '../errors.ts';
@@ -94,6 +95,19 @@ export interface EmbeddingsTranslator {
   supportsDimensions(upstreamModel: string): boolean;
 }
 
+/**
+ * A provider's native legacy completions API (OpenAI's POST /completions: prompt, suffix, echo, best_of, an
+ * integer logprobs). The answer comes back as canonical chat, the choice's text as message.content and its
+ * legacy logprobs object as the choice's logprobs, so plugins and the completions ingress see chat.
+ */
+export interface CompletionTranslator {
+  toUpstream(request: LegacyCompletionRequest, target: ProviderTarget, stream: boolean): UpstreamRequest;
+  fromUpstream(body: unknown, target: ProviderTarget, request: LegacyCompletionRequest): ChatCompletion;
+  streamFormat: StreamFormat;
+  /** Text chunks -> canonical chunks with delta.content the text; `request` is the chat view, for estimates. */
+  streamDecoder(target: ProviderTarget, request: ChatCompletionRequest): ChatStreamDecoder;
+}
+
 /** POST /v1/rerank for one provider: the scores come back in any order; the gateway sorts and trims them. */
 export interface RerankTranslator {
   toUpstream(request: RerankRequest, target: ProviderTarget): UpstreamRequest;
@@ -156,6 +170,7 @@ export interface ProviderDefinition {
   configSchema: JsonSchema;
   capabilities: ProviderCapabilities;
   chat?: ChatTranslator;
+  completion?: CompletionTranslator;
   embeddings?: EmbeddingsTranslator;
   rerank?: RerankTranslator;
   /**
@@ -202,6 +217,12 @@ export function providerProblems(value: unknown): string[] {
     }
     for (const flag of ['stream', 'tools', 'vision', 'n'] as const) {
       if (typeof d.capabilities.chat[flag] !== 'boolean') problems.push(`provider ${d.slug}: capabilities.chat.${flag} must be true or false`);
+    }
+  }
+  if (d.capabilities?.completion) {
+    const c = d.completion;
+    if (!c || typeof c.toUpstream !== 'function' || typeof c.fromUpstream !== 'function' || typeof c.streamDecoder !== 'function') {
+      problems.push(`provider ${d.slug}: declares completion but has no completion translator (toUpstream, fromUpstream, streamDecoder)`);
     }
   }
   if (d.capabilities?.embeddings) {

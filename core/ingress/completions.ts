@@ -1,12 +1,15 @@
 /**
  * POST /v1/completions: the chat request body, or the legacy one (`prompt`), answered in the legacy text form
- * (`text_completion`, one choice). It goes through the same pipeline and dispatcher as chat, so every chat
- * provider serves it; plugins see the canonical chat request (a prompt is one user message).
+ * (`text_completion`, one choice). It goes through the same pipeline and dispatcher as chat; plugins see the
+ * canonical chat request (a prompt is one user message). A prompt goes to a provider's native completions API
+ * where it has one (suffix, best_of, an integer logprobs and echo honoured there), else through its chat API
+ * (core/dispatch/completion-call.ts).
  */
 import { randomUUID } from 'node:crypto';
 import {
   chatRequestOf, chatResultOf, type CanonicalChatRequest, type CanonicalRequest, type ChatCompletion, type ChatCompletionChunk, type Usage,
 } from '../canonical/chat.ts';
+import { isServedNatively, type LegacyCompletionFields } from '../canonical/completion.ts';
 import { GatewayError, renderError, toGatewayError, validationError } from '../errors.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
 import { encodeSse } from '../streaming/sse.ts';
@@ -52,9 +55,11 @@ function legacyPrompt(body: unknown): string | undefined {
 }
 
 /**
- * The chat form or the legacy form -> the canonical chat request. The legacy fields never go upstream: what the
- * gateway can honour is done here (prompt, echo, best_of 1), the rest is refused before any I/O. The legacy answer
- * has exactly one choice, so n (1 to 10, as on chat) is accepted but not sent: one choice generated, one paid for.
+ * The chat form or the legacy form -> the canonical chat request. With a prompt, the legacy fields ride along
+ * (`legacy`) for the targets with a native completions API; the dispatcher refuses suffix, best_of above 1 and
+ * an integer logprobs on targets without one. The chat form has no prompt to insert or score, so there they are
+ * refused here, before any I/O. The legacy answer has exactly one choice, so n (1 to 10, as on chat) is accepted
+ * but not sent: one choice generated, one paid for.
  */
 export function parseCompletionsBody(body: unknown): CanonicalChatRequest {
   const prompt = legacyPrompt(body);
@@ -62,14 +67,16 @@ export function parseCompletionsBody(body: unknown): CanonicalChatRequest {
   if (echo === true && prompt === undefined) {
     throw validationError([{ path: '/echo', message: 'needs prompt: it echoes the legacy prompt, and messages have none' }]);
   }
-  if (typeof suffix === 'string' && suffix !== '') {
-    throw refused('suffix', 'is not supported: providers are reached through their chat APIs, which cannot insert text before a suffix');
-  }
-  if (typeof bestOf === 'number' && bestOf > 1) {
-    throw refused('best_of', 'above 1 is not supported: providers are not asked for scored candidates to pick from; send 1 or leave it out');
-  }
-  if (typeof logprobs === 'number') {
-    throw refused('logprobs', 'as an integer (legacy log probabilities) is not supported: the answer has no logprobs object');
+  const legacy: Omit<LegacyCompletionFields, 'prompt'> = {
+    ...(typeof suffix === 'string' && suffix !== '' ? { suffix } : {}),
+    ...(echo === true ? { echo } : {}),
+    ...(typeof bestOf === 'number' && bestOf > 1 ? { best_of: bestOf } : {}),
+    ...(typeof logprobs === 'number' ? { logprobs } : {}),
+  };
+  if (prompt === undefined) {
+    if (legacy.suffix !== undefined) throw refused('suffix', 'is not supported with messages: send the legacy form (prompt) to a model whose provider has a completions API');
+    if (legacy.best_of !== undefined) throw refused('best_of', 'above 1 is not supported with messages: send the legacy form (prompt), or 1, or leave it out');
+    if (legacy.logprobs !== undefined) throw refused('logprobs', 'as an integer (legacy log probabilities) is not supported with messages: send true or false');
   }
   const chat: Record<string, unknown> = { ...rest, ...(typeof logprobs === 'boolean' ? { logprobs } : {}) };
   if (prompt !== undefined) {
@@ -78,21 +85,25 @@ export function parseCompletionsBody(body: unknown): CanonicalChatRequest {
   }
   const request = parseChatBody(chat);
   const { n: _single, ...upstream } = request.body;
-  const canonical: CanonicalChatRequest = { ...request, body: upstream };
+  const canonical: CanonicalChatRequest = { ...request, body: upstream, ...(prompt !== undefined ? { legacy: { prompt, ...legacy } } : {}) };
   if (echo === true && prompt !== undefined) echoes.set(canonical, prompt);
   return canonical;
 }
 
-/** `echo` is the prompt the text starts with, when the caller asked for it. */
-export function toTextCompletion(result: ChatCompletion, model: string, echo = '') {
+/**
+ * `echo` is the prompt the text starts with, when the caller asked for it and the gateway does it; `native` is an
+ * answer of a completions API, whose legacy logprobs object (or null) is passed on.
+ */
+export function toTextCompletion(result: ChatCompletion, model: string, echo = '', native = false) {
   const choice = result.choices.find((c) => c.index === 0) ?? result.choices[0];
   const usage = result.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  const logprobs = native ? { logprobs: choice?.logprobs ?? null } : {};
   return {
     id: completionId(result.id),
     object: 'text_completion' as const,
     created: result.created,
     model,
-    choices: [{ text: echo + (choice?.message.content ?? ''), index: 0, finish_reason: choice?.finish_reason ?? null }],
+    choices: [{ text: echo + (choice?.message.content ?? ''), index: 0, ...logprobs, finish_reason: choice?.finish_reason ?? null }],
     usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.total_tokens },
   };
 }
@@ -120,7 +131,9 @@ async function* textEvents(chunks: AsyncIterable<ChatCompletionChunk>, { model, 
       const text = choice?.delta.content ?? '';
       // Role-only and tool-call deltas carry no text: only text and the finish reason go out.
       if (choice && (text !== '' || choice.finish_reason !== null)) {
-        yield frame(chunk, { choices: [{ text, index: 0, finish_reason: choice.finish_reason }] });
+        // Only a native completions API sends legacy logprobs objects: they go on with their text.
+        const logprobs = choice.logprobs ? { logprobs: choice.logprobs } : {};
+        yield frame(chunk, { choices: [{ text, index: 0, ...logprobs, finish_reason: choice.finish_reason }] });
       }
       if (includeUsage && chunk.usage) {
         const { prompt_tokens, completion_tokens, total_tokens }: Usage = chunk.usage;
@@ -144,8 +157,11 @@ export const completionsEndpoint: DispatchEndpoint = {
   path: '/v1/completions',
   capability: 'completions',
   summary: 'Legacy completion: the chat request body or a legacy prompt, answered as a text_completion with one choice (n is not sent upstream).',
-  description: 'A prompt is sent as one user message, with max_tokens 16 unless the caller names a limit. echo is done by the '
-    + 'gateway; suffix, best_of above 1 and an integer logprobs are refused with 400 CAPABILITY_NOT_SUPPORTED.',
+  description: 'A prompt goes to the provider\'s legacy completions API where it has one (OpenAI, Azure OpenAI and the '
+    + 'OpenAI-compatible hosts that keep it), with suffix, echo, best_of and an integer logprobs; elsewhere it is sent as '
+    + 'one user message to the chat API, echo done by the gateway. max_tokens is 16 unless the caller names a limit. '
+    + 'suffix, best_of above 1 or an integer logprobs skip the targets without a completions API; with none left, or '
+    + 'with messages, they are refused with 400 CAPABILITY_NOT_SUPPORTED naming the field.',
   errorEnvelope: 'legacy',
   requestSchema: completionsRequestSchema,
   responses: {
@@ -155,14 +171,16 @@ export const completionsEndpoint: DispatchEndpoint = {
   parse: parseCompletionsBody,
   respond(ctx) {
     const gw = ctx.state.gw;
-    const echo = gw.canonical ? echoes.get(gw.canonical) : undefined;
+    const request = chatRequestOf(gw.canonical!);
+    // A completions API echoes the prompt itself; the gateway does it for answers that came through chat.
+    const native = isServedNatively(request);
+    const echo = native ? undefined : echoes.get(request);
     if (gw.stream) {
-      const includeUsage = chatRequestOf(gw.canonical!).includeUsage;
-      startEventStream(ctx, textEvents(gw.stream, { model: routedModel(ctx, gw.canonical?.model ?? ''), includeUsage, echo, signal: gw.signal }));
+      startEventStream(ctx, textEvents(gw.stream, { model: routedModel(ctx, request.model), includeUsage: request.includeUsage, echo, signal: gw.signal }));
       return;
     }
     const result = chatResultOf(gw.result!);
     ctx.status = 200;
-    ctx.body = toTextCompletion(result, routedModel(ctx, result.model), echo);
+    ctx.body = toTextCompletion(result, routedModel(ctx, result.model), echo, native);
   },
 };

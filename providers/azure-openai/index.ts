@@ -4,6 +4,7 @@
  */
 import { defineProvider } from '../../core/dispatch/provider.ts';
 import { AZURE_AI_API_VERSION, AZURE_OPENAI_API_VERSION, azureAiChat, azureAiHeaders, azureOpenAiChat, azureOpenAiHeaders } from './chat.ts';
+import { azureOpenAiCompletion } from './completion.ts';
 import { azureAiEmbeddings, azureOpenAiEmbeddings } from './embeddings.ts';
 import { azureErrorFromBody } from './errors.ts';
 
@@ -25,8 +26,9 @@ export const azureOpenAi = defineProvider({
       },
     },
   },
-  capabilities: { chat: { stream: true, tools: true, vision: true, n: true }, embeddings: {} },
+  capabilities: { chat: { stream: true, tools: true, vision: true, n: true }, completion: { stream: true }, embeddings: {} },
   chat: azureOpenAiChat,
+  completion: azureOpenAiCompletion,
   embeddings: azureOpenAiEmbeddings,
   passthroughHeaders: azureOpenAiHeaders,
   mapError: (status, body, target) => azureErrorFromBody(target, status, body),

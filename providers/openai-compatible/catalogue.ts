@@ -24,6 +24,12 @@ export interface CompatibleEntry {
   chat: ChatCapability;
   /** POST /embeddings, as the provider documents it (absent: the provider has no embeddings). */
   embeddings?: CompatibleEmbeddings;
+  /**
+   * OpenAI's legacy POST /completions (prompt, suffix, echo, best_of, an integer logprobs), as the provider
+   * documents it, at `path` when not `/completions` (absent: prompts go through chat). Mistral's FIM endpoint is
+   * another API and is not this.
+   */
+  completion?: { path?: string };
   /** The provider's rerank API (absent: none). */
   rerank?: CompatibleRerank;
   policy?: ParameterPolicy;
@@ -45,6 +51,8 @@ const textOnly = { ...single, vision: false };
 /** Sampling knobs OpenAI has and these servers do not: harmless to leave out. */
 const OPENAI_ONLY = ['store', 'metadata', 'service_tier', 'prompt_cache_key', 'verbosity', 'modalities', 'audio', 'prediction', 'safety_identifier'];
 const NO_LOGPROBS = ['logprobs', 'top_logprobs', 'logit_bias'];
+/** OpenAI's legacy completions at /completions. */
+const LEGACY = {};
 /** Embeddings as OpenAI serves them, with no model that shortens its vectors. */
 const EMBED = {};
 /** Embeddings whose server documents float output only. */
@@ -74,13 +82,13 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     body: groqBody, chunk: groqUsage,
   },
   {
-    slug: 'together-ai', displayName: 'Together AI', defaultBaseUrl: 'https://api.together.xyz/v1', embeddings: EMBED_FLOATS, chat: all,
+    slug: 'together-ai', completion: LEGACY, displayName: 'Together AI', defaultBaseUrl: 'https://api.together.xyz/v1', embeddings: EMBED_FLOATS, chat: all,
     policy: { drop: OPENAI_ONLY }, notes: 'Finishes with `eos`, mapped to stop.',
     rerank: { shape: 'cohere', path: '/rerank', returnDocuments: false },
   },
-  { slug: 'fireworks-ai', displayName: 'Fireworks AI', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', embeddings: { base64: false, dimensions: /nomic-embed-text-v1\.5|qwen3-embedding/i }, chat: all, policy: { drop: OPENAI_ONLY } },
+  { slug: 'fireworks-ai', completion: LEGACY, displayName: 'Fireworks AI', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', embeddings: { base64: false, dimensions: /nomic-embed-text-v1\.5|qwen3-embedding/i }, chat: all, policy: { drop: OPENAI_ONLY } },
   {
-    slug: 'deepseek', displayName: 'DeepSeek', defaultBaseUrl: 'https://api.deepseek.com', chat: textOnly,
+    slug: 'deepseek', completion: { path: '/beta/completions' }, displayName: 'DeepSeek', defaultBaseUrl: 'https://api.deepseek.com', chat: textOnly,
     // No /v1 in the base URL; reasoning_content stays beside content; JSON output is json_object only.
     policy: { drop: OPENAI_ONLY, noJsonSchema: true, reasoning: { style: 'thinking', keepEffort: true } },
   },
@@ -92,7 +100,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     policy: { refuse: ['stop', ...NO_LOGPROBS], drop: [...OPENAI_ONLY, 'seed', 'user', 'parallel_tool_calls', 'tool_choice'] },
   },
   {
-    slug: 'openrouter', displayName: 'OpenRouter', defaultBaseUrl: 'https://openrouter.ai/api/v1',
+    slug: 'openrouter', completion: LEGACY, displayName: 'OpenRouter', defaultBaseUrl: 'https://openrouter.ai/api/v1',
     embeddings: EMBED_OPENAI_MODELS, chat: { ...single, builtInTools: ['web_search'] }, policy: { reasoning: { style: 'openrouter' } },
     body: openrouterWebSearch, headers: openrouterHeaders,
     options: {
@@ -100,18 +108,18 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
       appName: { type: 'string', description: 'Sent as X-Title: the app name OpenRouter shows for requests.' },
     },
   },
-  { slug: 'cerebras', displayName: 'Cerebras', defaultBaseUrl: 'https://api.cerebras.ai/v1', chat: textOnly, policy: { drop: OPENAI_ONLY, maxCompletionTokens: true } },
+  { slug: 'cerebras', completion: LEGACY, displayName: 'Cerebras', defaultBaseUrl: 'https://api.cerebras.ai/v1', chat: textOnly, policy: { drop: OPENAI_ONLY, maxCompletionTokens: true } },
   { slug: 'sambanova', displayName: 'SambaNova', defaultBaseUrl: 'https://api.sambanova.ai/v1', chat: single, policy: { drop: OPENAI_ONLY } },
-  { slug: 'deepinfra', displayName: 'DeepInfra', defaultBaseUrl: 'https://api.deepinfra.com/v1/openai', embeddings: { dimensions: QWEN3_EMBEDDING }, chat: all, policy: { drop: OPENAI_ONLY } },
-  { slug: 'nebius', displayName: 'Nebius AI Studio', defaultBaseUrl: 'https://api.studio.nebius.ai/v1', embeddings: EMBED_FLOATS, chat: all, policy: { drop: OPENAI_ONLY } },
-  { slug: 'novita-ai', displayName: 'Novita AI', defaultBaseUrl: 'https://api.novita.ai/v3/openai', chat: all, policy: { drop: OPENAI_ONLY } },
-  { slug: 'hyperbolic', displayName: 'Hyperbolic', defaultBaseUrl: 'https://api.hyperbolic.xyz/v1', chat: single, policy: { drop: OPENAI_ONLY } },
+  { slug: 'deepinfra', completion: LEGACY, displayName: 'DeepInfra', defaultBaseUrl: 'https://api.deepinfra.com/v1/openai', embeddings: { dimensions: QWEN3_EMBEDDING }, chat: all, policy: { drop: OPENAI_ONLY } },
+  { slug: 'nebius', completion: LEGACY, displayName: 'Nebius AI Studio', defaultBaseUrl: 'https://api.studio.nebius.ai/v1', embeddings: EMBED_FLOATS, chat: all, policy: { drop: OPENAI_ONLY } },
+  { slug: 'novita-ai', completion: LEGACY, displayName: 'Novita AI', defaultBaseUrl: 'https://api.novita.ai/v3/openai', chat: all, policy: { drop: OPENAI_ONLY } },
+  { slug: 'hyperbolic', completion: LEGACY, displayName: 'Hyperbolic', defaultBaseUrl: 'https://api.hyperbolic.xyz/v1', chat: single, policy: { drop: OPENAI_ONLY } },
   {
     slug: 'volcengine', displayName: 'Volcengine Ark', defaultBaseUrl: 'https://ark.cn-beijing.volces.com/api/v3', embeddings: EMBED, chat: single,
     policy: { drop: OPENAI_ONLY, reasoning: { style: 'thinking' } }, notes: 'The model is a model id or an endpoint id (ep-...).',
   },
   { slug: 'nscale', displayName: 'nscale', defaultBaseUrl: 'https://inference.api.nscale.com/v1', chat: single, policy: { drop: OPENAI_ONLY } },
-  { slug: 'featherless-ai', displayName: 'Featherless AI', defaultBaseUrl: 'https://api.featherless.ai/v1', chat: textOnly, policy: { drop: OPENAI_ONLY } },
+  { slug: 'featherless-ai', completion: LEGACY, displayName: 'Featherless AI', defaultBaseUrl: 'https://api.featherless.ai/v1', chat: textOnly, policy: { drop: OPENAI_ONLY } },
   {
     slug: 'moonshot', displayName: 'Moonshot AI (Kimi)', defaultBaseUrl: 'https://api.moonshot.ai/v1', chat: all,
     policy: { drop: OPENAI_ONLY }, chunk: choiceUsage, notes: 'Streams usage inside choices[0].usage.',
@@ -137,7 +145,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     streamOptions: false, policy: { drop: OPENAI_ONLY, refuse: NO_LOGPROBS, noJsonSchema: true, reasoning: { style: 'none' } },
   },
   {
-    slug: 'nvidia-nim', displayName: 'NVIDIA NIM', defaultBaseUrl: 'https://integrate.api.nvidia.com/v1', embeddings: { dimensions: /llama-3\.2-nv-embedqa-1b|nemoretriever|nemotron-embed/i, body: nimEmbeddingsBody }, chat: single, policy: { drop: OPENAI_ONLY },
+    slug: 'nvidia-nim', completion: LEGACY, displayName: 'NVIDIA NIM', defaultBaseUrl: 'https://integrate.api.nvidia.com/v1', embeddings: { dimensions: /llama-3\.2-nv-embedqa-1b|nemoretriever|nemotron-embed/i, body: nimEmbeddingsBody }, chat: single, policy: { drop: OPENAI_ONLY },
     // A self-hosted NIM serves /v1/ranking; NVIDIA's hosted catalogue has a URL per reranker (set baseUrl to it).
     rerank: { shape: 'nvidia-ranking', path: '/ranking' },
     options: { embeddingInputType: { type: 'string', enum: ['query', 'passage'], default: 'query', description: 'Sent as input_type on embeddings: NVIDIA\'s retrieval models embed queries and passages differently.' } },
@@ -152,16 +160,16 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
   },
   { slug: 'huggingface', displayName: 'Hugging Face Inference Providers', defaultBaseUrl: 'https://router.huggingface.co/v1', chat: single, policy: { drop: OPENAI_ONLY } },
   {
-    slug: 'ollama', displayName: 'Ollama', defaultBaseUrl: 'http://localhost:11434/v1', embeddings: EMBED_FLOATS, chat: single,
+    slug: 'ollama', completion: LEGACY, displayName: 'Ollama', defaultBaseUrl: 'http://localhost:11434/v1', embeddings: EMBED_FLOATS, chat: single,
     policy: { drop: OPENAI_ONLY }, notes: 'No key: no Authorization header unless apiKey is set (a proxy in front, Ollama cloud).',
   },
   {
-    slug: 'vllm', displayName: 'vLLM', embeddings: { dimensions: /./ }, chat: all, baseUrlTemplate: 'http://{host}:8000/v1',
+    slug: 'vllm', completion: LEGACY, displayName: 'vLLM', embeddings: { dimensions: /./ }, chat: all, baseUrlTemplate: 'http://{host}:8000/v1',
     rerank: { shape: 'cohere', path: '/rerank' }, policy: { maxCompletionTokens: true },
     notes: 'Operator-supplied base URL; the key is optional (vllm serve --api-key). Embeddings pass dimensions on: the server refuses them (400) for a model that is not Matryoshka-trained.',
   },
   {
-    slug: 'databricks', displayName: 'Databricks Model Serving', baseUrlTemplate: 'https://{workspace}/serving-endpoints', embeddings: EMBED_FLOATS, chat: all,
+    slug: 'databricks', completion: LEGACY, displayName: 'Databricks Model Serving', baseUrlTemplate: 'https://{workspace}/serving-endpoints', embeddings: EMBED_FLOATS, chat: all,
     // The model is the serving endpoint's name; usage comes in the last chunk unasked.
     streamOptions: false, policy: { drop: OPENAI_ONLY },
   },

@@ -2,8 +2,9 @@
  * The OpenAI-compatible providers: each catalogue entry becomes a provider definition on the OpenAI
  * translator (providers/openai/chat.ts), with the entry's policy and quirk hooks plugged in.
  */
-import { defineProvider, type ChatTranslator, type ProviderDefinition, type ProviderTarget } from '../../core/dispatch/provider.ts';
+import { defineProvider, type ChatTranslator, type CompletionTranslator, type ProviderDefinition, type ProviderTarget } from '../../core/dispatch/provider.ts';
 import { createOpenAiChat, openaiHeaders } from '../openai/chat.ts';
+import { createOpenAiCompletion } from '../openai/completion.ts';
 import { openaiErrorFromBody } from '../openai/errors.ts';
 import { CATALOGUE, type CompatibleEntry } from './catalogue.ts';
 import { compatibleEmbeddings } from './embeddings.ts';
@@ -38,9 +39,14 @@ export function compatibleChat(entry: CompatibleEntry): ChatTranslator {
   });
 }
 
+function compatibleCompletion(entry: CompatibleEntry, legacy: { path?: string }): CompletionTranslator {
+  const { path } = legacy;
+  return createOpenAiCompletion({ headers: compatibleHeaders(entry), ...(path ? { path: () => path } : {}) });
+}
+
 function describe(entry: CompatibleEntry): string {
   const where = entry.defaultBaseUrl ? `Default base URL ${entry.defaultBaseUrl}.` : `No default base URL: set baseUrl to ${entry.baseUrlTemplate}.`;
-  const modalities = ['chat', ...(entry.embeddings ? ['embeddings'] : []), ...(entry.rerank ? ['rerank'] : [])].join(', ');
+  const modalities = ['chat', ...(entry.completion ? ['completion'] : []), ...(entry.embeddings ? ['embeddings'] : []), ...(entry.rerank ? ['rerank'] : [])].join(', ');
   return `${entry.displayName} (OpenAI-compatible: ${modalities}). ${where}${entry.notes ? ` ${entry.notes}` : ''}`;
 }
 
@@ -51,8 +57,14 @@ export function compatibleProvider(entry: CompatibleEntry): ProviderDefinition {
     displayName: entry.displayName,
     ...(entry.defaultBaseUrl ? { defaultBaseUrl: entry.defaultBaseUrl } : {}),
     configSchema: { type: 'object', additionalProperties: false, description: describe(entry), properties: entry.options ?? {} },
-    capabilities: { chat: entry.chat, ...(entry.embeddings ? { embeddings: {} } : {}), ...(entry.rerank ? { rerank: {} } : {}) },
+    capabilities: {
+      chat: entry.chat,
+      ...(entry.completion ? { completion: { stream: true } } : {}),
+      ...(entry.embeddings ? { embeddings: {} } : {}),
+      ...(entry.rerank ? { rerank: {} } : {}),
+    },
     chat: compatibleChat(entry),
+    ...(entry.completion ? { completion: compatibleCompletion(entry, entry.completion) } : {}),
     ...(entry.embeddings ? { embeddings: compatibleEmbeddings(entry.embeddings, compatibleHeaders(entry)) } : {}),
     ...(entry.rerank ? { rerank: compatibleRerank(entry.rerank) } : {}),
     mapError: (status, body, target) => openaiErrorFromBody(target, status, body),

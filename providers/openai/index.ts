@@ -1,5 +1,6 @@
 import { defineProvider } from '../../core/dispatch/provider.ts';
 import { openaiChat, openaiHeaders } from './chat.ts';
+import { openaiCompletion } from './completion.ts';
 import { openaiEmbeddings } from './embeddings.ts';
 import { openaiErrorFromBody } from './errors.ts';
 
@@ -18,9 +19,11 @@ export default defineProvider({
   },
   capabilities: {
     chat: { stream: true, tools: true, vision: true, n: true, builtInTools: ['web_search'] },
+    completion: { stream: true },
     embeddings: {},
   },
   chat: openaiChat,
+  completion: openaiCompletion,
   embeddings: openaiEmbeddings,
   passthroughHeaders: openaiHeaders,
   mapError: (status, body, target) => openaiErrorFromBody(target, status, body),

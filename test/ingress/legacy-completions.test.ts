@@ -1,14 +1,15 @@
 /**
  * POST /v1/completions as legacy clients send it: the official openai client's completions.create with a prompt,
- * streaming and not, through the gateway to the OpenAI fake and to a fake of Anthropic's Messages wire; echo,
- * best_of, suffix and logprobs, and every refusal with its code and envelope.
+ * streaming and not, through the gateway to OpenAI's legacy /completions wire (suffix, best_of, echo and an
+ * integer logprobs passed on) and, through chat, to a fake of Anthropic's Messages wire (echo by the gateway);
+ * fallback past a target without a completions API, and every refusal with its code and envelope.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
+import { completion, helloStreamEvents, startFakeOpenAI, writeSplit, type FakeHandler, type FakeOpenAI } from '../fakes/openai.ts';
 import type { ScriptedAnswer } from '../conformance/fixtures.ts';
 import { messagesAnswer, messagesErrorBody, messagesStreamEvents, summarizeMessagesBody } from '../conformance/wires/anthropic.ts';
 import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -67,6 +68,9 @@ models:
   - id: claude
     provider: anthropic
     upstreamModel: ${CLAUDE}
+  - id: claude-then-instruct
+    strategy: fallback
+    targets: [{ provider: anthropic, upstreamModel: ${CLAUDE} }, { provider: openai, upstreamModel: gpt-3.5-turbo-instruct }]
 routing:
   retries: 0
 upstream:
@@ -74,6 +78,47 @@ upstream:
     volumeThreshold: 1000
 `;
 }
+
+/** OpenAI's legacy logprobs object for the non-streamed answer. */
+const LOGPROBS = { tokens: [' Hello', ' world'], token_logprobs: [-0.5, -0.25], top_logprobs: [{ ' Hello': -0.5 }, { ' world': -0.25 }], text_offset: [9, 15] };
+
+/**
+ * OpenAI's legacy wire (POST /completions, `text_completion` answers and SSE chunks, as its API reference
+ * documents them), beside its chat wire: the provider echoes the prompt and sends logprobs when asked.
+ */
+const openAiWire: FakeHandler = async (req, res) => {
+  const body = req.body as Record<string, any>;
+  if (req.path === '/v1/chat/completions') {
+    if (body.stream === true) return writeSplit(res, helloStreamEvents(body));
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(completion(String(body.model), 'Hello world')));
+    return;
+  }
+  if (req.path !== '/v1/completions') {
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { message: `no route ${req.path}`, type: 'invalid_request_error' } }));
+    return;
+  }
+  const head = { id: 'cmpl-legacy1', object: 'text_completion', created: 1_700_000_000, model: String(body.model) };
+  const echo = body.echo === true ? String(body.prompt) : '';
+  const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
+  const wantLogprobs = typeof body.logprobs === 'number';
+  if (body.stream !== true) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ ...head, choices: [{ text: `${echo} Hello world`, index: 0, logprobs: wantLogprobs ? LOGPROBS : null, finish_reason: 'stop' }], usage }));
+    return;
+  }
+  const piece = (text: string, finish: string | null, logprobs: unknown = null) =>
+    ({ ...head, choices: [{ text, index: 0, logprobs, finish_reason: finish }], ...(body.stream_options?.include_usage ? { usage: null } : {}) });
+  const events = [
+    ...(echo ? [piece(echo, null)] : []),
+    piece(' Hello', null, wantLogprobs ? { tokens: [' Hello'], token_logprobs: [-0.5], top_logprobs: [{ ' Hello': -0.5 }], text_offset: [9] } : null),
+    piece(' world', null, wantLogprobs ? { tokens: [' world'], token_logprobs: [-0.25], top_logprobs: [{ ' world': -0.25 }], text_offset: [15] } : null),
+    piece('', 'stop'),
+    ...(body.stream_options?.include_usage ? [{ ...head, choices: [], usage }] : []),
+  ].map((event) => `data: ${JSON.stringify(event)}\n\n`);
+  return writeSplit(res, [...events, 'data: [DONE]\n\n']);
+};
 
 function assertLegacy(body: any, type: string, mention: RegExp): void {
   assert.deepEqual(Object.keys(body), ['error'], JSON.stringify(body));
@@ -106,6 +151,7 @@ describe('POST /v1/completions with a legacy prompt', () => {
   });
   beforeEach(() => {
     openai.reset();
+    openai.handle(openAiWire);
     anthropic.reset();
   });
 
@@ -113,61 +159,112 @@ describe('POST /v1/completions with a legacy prompt', () => {
   const lastOpenAI = () => openai.requests.at(-1)!;
   const lastAnthropic = () => anthropic.requests.at(-1)!;
 
-  describe('the openai client, to the OpenAI fake', () => {
-    test('completions.create({ model, prompt }): a text_completion; upstream, one user message and the legacy max_tokens 16', async () => {
+  describe('the openai client, to the OpenAI fake: its legacy /completions API', () => {
+    test('completions.create({ model, prompt }): POST /v1/completions with the prompt and the legacy max_tokens 16; a text_completion back', async () => {
       const { data, response } = await client.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello' }).withResponse();
       assert.match(data.id, /^cmpl-/);
       assert.equal(data.object, 'text_completion');
       assert.equal(data.model, 'gpt-3.5-turbo-instruct');
-      assert.deepEqual(data.choices, [{ text: 'Hello world', index: 0, finish_reason: 'stop' }]);
-      assert.deepEqual(data.usage, { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 });
+      assert.deepEqual(data.choices, [{ text: ' Hello world', index: 0, logprobs: null, finish_reason: 'stop' }]);
+      assert.deepEqual(data.usage, { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 });
       assert.equal(response.headers.get('x-provider'), 'openai');
       const seen = lastOpenAI();
-      assert.equal(seen.path, '/v1/chat/completions');
-      assert.deepEqual(seen.body, { model: 'gpt-3.5-turbo-instruct', messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 16 });
+      assert.equal(seen.path, '/v1/completions');
+      assert.equal(seen.headers.authorization, 'Bearer sk-upstream-secret');
+      assert.deepEqual(seen.body, { model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello', max_tokens: 16 });
     });
 
-    test('streaming: the client reads text_completion chunks; the prompt goes upstream as a streamed chat request', async () => {
-      const stream = await client.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: ['Say hello'], stream: true });
+    test('suffix, best_of, echo and an integer logprobs go upstream as sent; the provider\'s echo and logprobs come back once', async () => {
+      const data = await client.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'def add(a, b):', suffix: '\n    return c', best_of: 3, echo: true, logprobs: 2, max_tokens: 20 });
+      assert.deepEqual(lastOpenAI().body, { model: 'gpt-3.5-turbo-instruct', prompt: 'def add(a, b):', suffix: '\n    return c', best_of: 3, echo: true, logprobs: 2, max_tokens: 20 });
+      assert.equal(data.choices.length, 1);
+      assert.equal(data.choices[0]!.text, 'def add(a, b): Hello world', 'the prompt is echoed by the provider, not twice');
+      assert.deepEqual(data.choices[0]!.logprobs, LOGPROBS);
+      assert.equal(data.choices[0]!.finish_reason, 'stop');
+    });
+
+    test('streaming: text_completion SSE chunks split at awkward places reach the client as its chunks, with logprobs, ending [DONE]', async () => {
+      const stream = await client.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: ['Say hello'], suffix: '!', echo: true, logprobs: 1, stream: true, stream_options: { include_usage: true } });
       const chunks = [];
       for await (const chunk of stream) chunks.push(chunk);
-      assert.equal(chunks.map((c) => c.choices[0]?.text ?? '').join(''), 'Hello world');
-      assert.ok(chunks.every((c) => c.object === 'text_completion' && c.id.startsWith('cmpl-')));
-      assert.equal(chunks.at(-1)!.choices[0]!.finish_reason, 'stop');
-      const seen = lastOpenAI().body;
-      assert.equal(seen.stream, true);
-      assert.deepEqual(seen.messages, [{ role: 'user', content: 'Say hello' }]);
-      assert.equal('prompt' in seen, false);
+      assert.equal(chunks.map((c) => c.choices[0]?.text ?? '').join(''), 'Say hello Hello world');
+      assert.ok(chunks.every((c) => c.object === 'text_completion' && c.id.startsWith('cmpl-') && c.model === 'gpt-3.5-turbo-instruct'));
+      assert.equal(new Set(chunks.map((c) => c.id)).size, 1);
+      const texts = chunks.filter((c) => c.choices.length > 0);
+      assert.deepEqual(texts.find((c) => c.choices[0]!.text === ' world')!.choices[0]!.logprobs, { tokens: [' world'], token_logprobs: [-0.25], top_logprobs: [{ ' world': -0.25 }], text_offset: [15] });
+      assert.equal(texts.at(-1)!.choices[0]!.finish_reason, 'stop');
+      assert.deepEqual(chunks.at(-1)!.usage, { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 });
+      const seen = lastOpenAI();
+      assert.equal(seen.path, '/v1/completions');
+      assert.deepEqual(seen.body, { model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello', suffix: '!', echo: true, logprobs: 1, max_tokens: 16, stream: true, stream_options: { include_usage: true } });
     });
 
-    test('a caller limit wins over the legacy default: max_tokens as sent, max_completion_tokens without max_tokens', async () => {
+    test('a stream without include_usage: no usage chunk for the client, though usage was asked upstream', async () => {
+      const stream = await client.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello', stream: true });
+      const chunks = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      assert.equal(chunks.map((c) => c.choices[0]?.text ?? '').join(''), ' Hello world');
+      assert.ok(chunks.every((c) => c.usage === undefined));
+      assert.deepEqual(lastOpenAI().body.stream_options, { include_usage: true });
+    });
+
+    test('a caller limit wins over the legacy default: max_tokens as sent, max_completion_tokens as max_tokens', async () => {
       await client.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello', max_tokens: 200, temperature: 0.3, stop: ['\n'] });
-      assert.deepEqual(lastOpenAI().body, { model: 'gpt-3.5-turbo-instruct', messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 200, temperature: 0.3, stop: ['\n'] });
+      assert.deepEqual(lastOpenAI().body, { model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello', max_tokens: 200, temperature: 0.3, stop: ['\n'] });
       const r = await postJson(url, { model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello', max_completion_tokens: 50 }, auth);
       assert.equal(r.status, 200, JSON.stringify(r.body));
-      assert.equal(lastOpenAI().body.max_completion_tokens, 50);
-      assert.equal('max_tokens' in lastOpenAI().body, false);
+      assert.deepEqual(lastOpenAI().body, { model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello', max_tokens: 50 });
     });
 
-    test('the legacy fields the gateway can honour (best_of 1, echo false, suffix null or "", logprobs null) are never sent upstream', async () => {
-      await client.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello', best_of: 1, echo: false, suffix: null, logprobs: null });
-      assert.deepEqual(lastOpenAI().body, { model: 'gpt-3.5-turbo-instruct', messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 16 });
+    test('the legacy fields that ask for nothing (best_of 1, echo false, suffix null or "", logprobs null) are not sent; n is not sent', async () => {
+      await client.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello', best_of: 1, echo: false, suffix: null, logprobs: null, n: 1 });
+      assert.deepEqual(lastOpenAI().body, { model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello', max_tokens: 16 });
       const empty = await postJson(url, { model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello', suffix: '' }, auth);
       assert.equal(empty.status, 200);
       assert.equal('suffix' in lastOpenAI().body, false);
     });
 
-    test('echo: the answer text starts with the prompt; streamed, the prompt is the first chunk, under the stream\'s one id', async () => {
-      const plain = await client.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello. ', echo: true });
-      assert.equal(plain.choices[0]!.text, 'Say hello. Hello world');
-      assert.equal('echo' in lastOpenAI().body, false);
-      const stream = await client.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello. ', echo: true, stream: true });
-      const chunks = [];
-      for await (const chunk of stream) chunks.push(chunk);
-      assert.deepEqual(chunks[0]!.choices, [{ text: 'Say hello. ', index: 0, finish_reason: null }]);
-      assert.equal(chunks.map((c) => c.choices[0]?.text ?? '').join(''), 'Say hello. Hello world');
-      assert.equal(new Set(chunks.map((c) => c.id)).size, 1);
+    test('a prompt with a chat-only parameter goes through chat, echo done by the gateway; with suffix as well: 400 naming both', async () => {
+      const r = await postJson(url, { model: 'gpt-3.5-turbo-instruct', prompt: 'Say hello. ', echo: true, response_format: { type: 'json_object' } }, auth);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.choices[0].text, 'Say hello. Hello world');
+      assert.equal(lastOpenAI().path, '/v1/chat/completions');
+      assert.deepEqual(lastOpenAI().body.messages, [{ role: 'user', content: 'Say hello. ' }]);
+      const before = upstreamCalls();
+      const both = await postJson(url, { model: 'gpt-3.5-turbo-instruct', prompt: 'x', suffix: 'y', tools: [{ type: 'function', function: { name: 'f' } }] }, auth);
+      assert.equal(both.status, 400);
+      assertLegacy(both.body, 'invalid_request_error', /^suffix cannot be sent with tools/);
+      assert.equal(upstreamCalls(), before);
     });
+
+    test('the chat form still goes to /chat/completions', async () => {
+      const r = await postJson(url, { model: 'gpt-3.5-turbo-instruct', messages: [{ role: 'user', content: 'hi' }] }, auth);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.choices[0].text, 'Hello world');
+      assert.equal(lastOpenAI().path, '/v1/chat/completions');
+    });
+
+    test('an upstream error of the completions API is mapped as on chat', async () => {
+      openai.handle((_req, res) => {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'best_of must be greater than n', type: 'invalid_request_error', param: 'best_of' } }));
+      });
+      const r = await postJson(url, { model: 'gpt-3.5-turbo-instruct', prompt: 'x', best_of: 2 }, auth);
+      assert.equal(r.status, 400, JSON.stringify(r.body));
+      assertLegacy(r.body, 'invalid_request_error', /best_of must be greater than n/);
+    });
+  });
+
+  test('fallback: a suffix request skips the Anthropic target (no completions API) and is served by OpenAI\'s /completions', async () => {
+    const before = anthropic.requests.length;
+    const { data, response } = await client.completions.create({ model: 'claude-then-instruct', prompt: 'def f():', suffix: '\n' }).withResponse();
+    assert.equal(data.choices[0]!.text, ' Hello world');
+    assert.equal(response.headers.get('x-provider'), 'openai');
+    assert.equal(anthropic.requests.length, before, 'no request to the target that cannot insert');
+    assert.deepEqual(lastOpenAI().body, { model: 'gpt-3.5-turbo-instruct', prompt: 'def f():', suffix: '\n', max_tokens: 16 });
+    // Without a legacy-only field the first target serves it, through its chat API.
+    await client.completions.create({ model: 'claude-then-instruct', prompt: 'Say hello' });
+    assert.equal(anthropic.requests.length, before + 1);
   });
 
   describe('the openai client, to an Anthropic Messages fake', () => {
@@ -223,25 +320,27 @@ describe('POST /v1/completions with a legacy prompt', () => {
     });
   });
 
-  test('suffix, best_of above 1 and an integer logprobs: 400 CAPABILITY_NOT_SUPPORTED in the legacy envelope naming the field, for every provider, before any I/O', async () => {
+  test('suffix, best_of above 1 and an integer logprobs on a provider without a completions API (or with messages): 400 CAPABILITY_NOT_SUPPORTED naming the field, before any I/O', async () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
-      [{ suffix: ' and goodbye' }, /^suffix is not supported/],
-      [{ best_of: 2 }, /^best_of above 1 is not supported/],
+      [{ suffix: ' and goodbye' }, /^suffix is not supported by provider anthropic/],
+      [{ best_of: 2 }, /^best_of above 1 is not supported by provider anthropic/],
       [{ best_of: 20, n: 1 }, /^best_of above 1/],
       [{ logprobs: 0 }, /^logprobs as an integer/],
       [{ logprobs: 5 }, /^logprobs as an integer/],
     ];
     const before = upstreamCalls();
+    for (const [extra, message] of cases) {
+      const r = await postJson(url, { model: 'claude', prompt: 'Say hello', ...extra }, auth);
+      assert.equal(r.status, 400, JSON.stringify(extra));
+      assertLegacy(r.body, 'invalid_request_error', message);
+    }
     for (const model of ['gpt-3.5-turbo-instruct', 'claude']) {
-      for (const [extra, message] of cases) {
-        const r = await postJson(url, { model, prompt: 'Say hello', ...extra }, auth);
-        assert.equal(r.status, 400, JSON.stringify(extra));
-        assertLegacy(r.body, 'invalid_request_error', message);
+      // The chat form has no prompt to insert after or score: refused whatever the provider.
+      for (const [extra, message] of [[{ suffix: 'x' }, /^suffix is not supported with messages/], [{ best_of: 2 }, /^best_of above 1/], [{ logprobs: 2 }, /^logprobs as an integer/]] as const) {
+        const chatForm = await postJson(url, { model, messages: [{ role: 'user', content: 'hi' }], ...extra }, auth);
+        assert.equal(chatForm.status, 400);
+        assertLegacy(chatForm.body, 'invalid_request_error', message);
       }
-      // The chat form too: the legacy fields mean the same whatever carries the prompt.
-      const chatForm = await postJson(url, { model, messages: [{ role: 'user', content: 'hi' }], suffix: 'x' }, auth);
-      assert.equal(chatForm.status, 400);
-      assertLegacy(chatForm.body, 'invalid_request_error', /^suffix/);
     }
     await assert.rejects(
       client.completions.create({ model: 'claude', prompt: 'Say hello', suffix: ' bye' }),

@@ -24,27 +24,29 @@ export const completionsRequestSchema: JsonSchema = {
   properties: {
     ...chatProperties,
     prompt: {
-      description: 'The legacy prompt, sent as one user message. A string, or an array holding exactly one string: '
+      description: 'The legacy prompt: to the provider\'s completions API where it has one, else sent as one user message. A string, or an array holding exactly one string: '
         + 'several prompts and token arrays are refused (400 VALIDATION_ERROR), the answer has one choice.',
       oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, maxItems: 1, items: { type: 'string' } }],
     },
     suffix: {
       type: 'string', nullable: true,
-      description: 'Text after the insertion point. Only null or "" (no insertion) are served: the providers are '
-        + 'reached through their chat APIs, which cannot insert; any other value is 400 CAPABILITY_NOT_SUPPORTED.',
+      description: 'Text after the insertion point, with prompt: served by providers with a completions API; targets '
+        + 'without one are skipped, and with none left (or with messages) it is 400 CAPABILITY_NOT_SUPPORTED. null or "" insert nothing.',
     },
     echo: {
       type: 'boolean', nullable: true,
-      description: 'With prompt: the answer text starts with the prompt (the gateway prepends it; a stream sends it '
-        + 'first). Not with messages (400 VALIDATION_ERROR).',
+      description: 'With prompt: the answer text starts with the prompt (a completions API echoes it; through chat the '
+        + 'gateway prepends it, and a stream sends it first). Not with messages (400 VALIDATION_ERROR).',
     },
     best_of: {
       type: 'integer', nullable: true, minimum: 1, maximum: 20,
-      description: 'Only 1 is served: no provider is asked for scored candidates. 2 to 20: 400 CAPABILITY_NOT_SUPPORTED.',
+      description: 'With prompt, 2 to 20 are served by providers with a completions API (scored server-side, one choice '
+        + 'returned); targets without one are skipped, with none left (or with messages) 400 CAPABILITY_NOT_SUPPORTED.',
     },
     logprobs: {
-      description: 'A boolean (the chat form, passed upstream; the legacy answer carries no log probabilities), or '
-        + `null. The legacy integer (0 to ${LEGACY_MAX_LOGPROBS}) is 400 CAPABILITY_NOT_SUPPORTED: the answer has no logprobs object.`,
+      description: 'A boolean (the chat form, passed to the chat API; the answer carries no log probabilities), or null; '
+        + `or, with prompt, the legacy integer (0 to ${LEGACY_MAX_LOGPROBS}), served by providers with a completions API and `
+        + 'answered with its logprobs object; targets without one are skipped, with none left (or with messages) 400 CAPABILITY_NOT_SUPPORTED.',
       oneOf: [{ type: 'boolean', nullable: true }, { type: 'integer', minimum: 0, maximum: LEGACY_MAX_LOGPROBS }],
     },
   },
@@ -69,6 +71,10 @@ export const textCompletionSchema: JsonSchema = {
         properties: {
           text: { type: 'string', description: 'The generated text; with echo, the prompt followed by it.' },
           index: { type: 'integer', enum: [0] },
+          logprobs: {
+            type: 'object', nullable: true,
+            description: 'Present when a completions API served the prompt: its legacy log probabilities (tokens, token_logprobs, top_logprobs, text_offset), or null.',
+          },
           finish_reason: { type: 'string', nullable: true, enum: ['stop', 'length', 'tool_calls', 'content_filter', 'function_call', null] },
         },
       },
@@ -90,7 +96,7 @@ export const textCompletionChunkSchema: JsonSchema = {
       type: 'array', maxItems: 1,
       items: {
         type: 'object', required: ['text', 'index', 'finish_reason'],
-        properties: { text: { type: 'string' }, index: { type: 'integer' }, finish_reason: { type: 'string', nullable: true } },
+        properties: { text: { type: 'string' }, index: { type: 'integer' }, logprobs: { type: 'object', nullable: true }, finish_reason: { type: 'string', nullable: true } },
       },
     },
     usage: usageSchema,
