@@ -4,8 +4,10 @@
  * department allow-lists, plus the ids their overrides remap.
  */
 import type { JsonSchema } from '../config/schema.ts';
+import type { ProviderCapabilities } from '../dispatch/provider.ts';
 import type { ModelRoute, RoutingTable } from '../dispatch/routing.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
+import type { Capability } from '../identity/capabilities.ts';
 import { UNRESTRICTED } from '../identity/policy.ts';
 import type { LocalEndpoint } from '../ingress/endpoint.ts';
 
@@ -41,6 +43,18 @@ export const modelListSchema: JsonSchema = {
   },
 };
 
+/**
+ * A provider's modalities under the names of the capabilities a key needs to use them (the spec's Model example:
+ * chat, completions, embeddings, images), so a caller can match a model's list against its own scopes.
+ */
+const CAPABILITY_OF_MODALITY: Record<keyof ProviderCapabilities, Capability> = {
+  chat: 'chat', completion: 'completions', embeddings: 'embeddings', rerank: 'rerank', transcription: 'audio',
+  translation: 'audio', speech: 'tts', image: 'images', video: 'video-generation',
+};
+
+const servedCapabilities = (declared: ProviderCapabilities): Capability[] =>
+  [...new Set((Object.keys(declared) as Array<keyof ProviderCapabilities>).map((modality) => CAPABILITY_OF_MODALITY[modality]))];
+
 function describeModel(id: string, route: ModelRoute, created: number, providers: ProviderRegistry): ModelObject {
   const owner = route.targets[0]!.slug;
   const declared = providers.get(owner)?.capabilities ?? {};
@@ -49,7 +63,7 @@ function describeModel(id: string, route: ModelRoute, created: number, providers
     object: 'model',
     created,
     owned_by: owner,
-    capabilities: route.model.capabilities ?? Object.keys(declared),
+    capabilities: route.model.capabilities ?? servedCapabilities(declared),
     context_window: route.model.context_window ?? null,
     max_output_tokens: route.model.max_output_tokens ?? null,
   };

@@ -153,8 +153,9 @@ pipelines:
     assert.equal(model!.object, 'model');
     assert.equal(model!.owned_by, 'openai');
     assert.ok(Number.isInteger(model!.created) && model!.created > 1_700_000_000);
-    // Without a `capabilities` entry, a model lists what its provider serves (OpenAI: chat and embeddings so far).
-    assert.deepEqual((model as unknown as { capabilities: string[] }).capabilities, ['chat', 'embeddings']);
+    // Without a `capabilities` entry, a model lists what its provider serves, named as the capabilities a key
+    // needs for it (OpenAI so far: chat, legacy completions, embeddings).
+    assert.deepEqual((model as unknown as { capabilities: string[] }).capabilities, ['chat', 'completions', 'embeddings']);
     assert.equal((model as unknown as { context_window: number }).context_window, 128000);
   });
 
