@@ -7,7 +7,7 @@
 import { embeddingInputs } from '../../core/canonical/embeddings.ts';
 import type { EmbeddingsTranslator, ProviderTarget, UpstreamRequest } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
-import { checkDimensions, embeddingsResult } from '../shared/embeddings.ts';
+import { checkDimensions, embeddingsResult, refuseBatchOver } from '../shared/embeddings.ts';
 import { uriEncode } from './sigv4.ts';
 
 /** Cohere Embed on Bedrock takes 0 to 96 texts per call. */
@@ -84,13 +84,7 @@ function modelFor(target: ProviderTarget): EmbedModel {
 }
 
 function check(model: EmbedModel, target: ProviderTarget, count: number, dimensions: number | undefined): void {
-  if (count > model.maxInputs) {
-    throw new GatewayError(
-      'CAPABILITY_NOT_SUPPORTED',
-      `Provider ${target.slug} embeds at most ${model.maxInputs} input${model.maxInputs === 1 ? '' : 's'} per request with ${target.upstreamModel} (got ${count})`,
-      { provider: target.slug, capability: 'embeddings', maxInputs: model.maxInputs },
-    );
-  }
+  refuseBatchOver(target, count, model.maxInputs);
   if (dimensions !== undefined && model.dimensions) checkDimensions(target, dimensions, model.dimensions);
 }
 

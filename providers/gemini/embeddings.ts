@@ -5,7 +5,7 @@
 import { embeddingInputs } from '../../core/canonical/embeddings.ts';
 import type { EmbeddingsTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
-import { embeddingsResult } from '../shared/embeddings.ts';
+import { embeddingsResult, refuseBatchOver } from '../shared/embeddings.ts';
 import { geminiApiHeaders, generativeLanguageModelPath } from './chat.ts';
 
 /** batchEmbedContents refuses more requests than this in one call ("at most 100 requests can be in one batch"). */
@@ -53,20 +53,10 @@ export function checkGoogleDimensions(upstreamModel: string, dimensions: number 
   }
 }
 
-/** A batch larger than one call takes is refused before any I/O, naming the cap. */
-export function refuseBatchOver(target: ProviderTarget, count: number, limit: number): void {
-  if (count <= limit) return;
-  throw new GatewayError(
-    'CAPABILITY_NOT_SUPPORTED',
-    `Provider ${target.slug} embeds at most ${limit} input${limit === 1 ? '' : 's'} per request with ${bareModel(target.upstreamModel)} (got ${count})`,
-    { provider: target.slug, capability: 'embeddings', maxInputs: limit },
-  );
-}
-
 export const geminiEmbeddings: EmbeddingsTranslator = {
   toUpstream(request, target) {
     const inputs = embeddingInputs(request);
-    refuseBatchOver(target, inputs.length, GEMINI_EMBED_BATCH_LIMIT);
+    refuseBatchOver(target, inputs.length, GEMINI_EMBED_BATCH_LIMIT, bareModel(target.upstreamModel));
     checkGoogleDimensions(target.upstreamModel, request.dimensions);
     const path = generativeLanguageModelPath(target);
     // Each request names its model as a resource (models/...), which must be the one in the URL.

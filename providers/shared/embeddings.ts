@@ -67,3 +67,16 @@ export function checkDimensions(target: ProviderTarget, dimensions: number, allo
     { path: '/dimensions', message: `must be one of ${allowed.join(', ')} for ${target.upstreamModel}` },
   ]);
 }
+
+/**
+ * A batch larger than one call takes is refused before any I/O, naming the cap, rather than split or cut.
+ * `model` is the name the message gives (a provider may shorten a resource path to the bare model).
+ */
+export function refuseBatchOver(target: ProviderTarget, count: number, limit: number, model = target.upstreamModel): void {
+  if (count <= limit) return;
+  throw new GatewayError(
+    'CAPABILITY_NOT_SUPPORTED',
+    `Provider ${target.slug} embeds at most ${limit} input${limit === 1 ? '' : 's'} per request with ${model} (got ${count})`,
+    { provider: target.slug, capability: 'embeddings', maxInputs: limit },
+  );
+}

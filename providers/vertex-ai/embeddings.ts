@@ -5,8 +5,8 @@
 import { embeddingInputs } from '../../core/canonical/embeddings.ts';
 import type { EmbeddingsTranslator } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
-import { bareModel, checkGoogleDimensions, googleSupportsDimensions, refuseBatchOver } from '../gemini/embeddings.ts';
-import { embeddingsResult } from '../shared/embeddings.ts';
+import { bareModel, checkGoogleDimensions, googleSupportsDimensions } from '../gemini/embeddings.ts';
+import { embeddingsResult, refuseBatchOver } from '../shared/embeddings.ts';
 import { headers, isClaude, modelPath, resolved } from './chat.ts';
 
 /** Vertex's text embedding API takes at most 250 input texts per request... */
@@ -24,7 +24,7 @@ export const vertexEmbeddings: EmbeddingsTranslator = {
       throw new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${target.slug} does not support embeddings for Claude models`, { provider: target.slug, capability: 'embeddings' });
     }
     const inputs = embeddingInputs(request);
-    refuseBatchOver(target, inputs.length, singleInstance(target.upstreamModel) ? 1 : VERTEX_EMBED_BATCH_LIMIT);
+    refuseBatchOver(target, inputs.length, singleInstance(target.upstreamModel) ? 1 : VERTEX_EMBED_BATCH_LIMIT, bareModel(target.upstreamModel));
     checkGoogleDimensions(target.upstreamModel, request.dimensions);
     const { embeddingTaskType, embeddingAutoTruncate } = target.options as { embeddingTaskType?: string; embeddingAutoTruncate?: boolean };
     const body = {
