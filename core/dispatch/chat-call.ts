@@ -3,16 +3,13 @@
  * built and goes through the shared exchange (exchange.ts); the answer comes back canonical, as gw.result or
  * gw.stream.
  */
-import { chatRequestOf, type CanonicalChatRequest, type ChatCompletionChunk, type ChatCompletionRequest } from '../canonical/chat.ts';
+import { chatRequestOf, type CanonicalChatRequest, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest } from '../canonical/chat.ts';
 import { estimateUsage } from '../canonical/estimate.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
-import { canonicalChatStream } from './chat-stream.ts';
+import { canonicalChatStream, type ChatStreamInput } from './chat-stream.ts';
 import { exchange, markRouted, unsupported, type CallDeps } from './exchange.ts';
 import type { ChatTranslator, ProviderDefinition, ProviderTarget } from './provider.ts';
-
-export { MAX_FOLLOW_UPS } from './exchange.ts';
-/** The chat call's dependencies are every call's. */
-export type ChatCallDeps = CallDeps;
+import type { UpstreamResponse } from './upstream.ts';
 
 /** The provider's chat translator, once the request asks for nothing it lacks. */
 export function chatTranslatorFor(provider: ProviderDefinition, request: ChatCompletionRequest, stream: boolean): ChatTranslator {
@@ -40,13 +37,37 @@ export function checkChat(provider: ProviderDefinition, _target: ProviderTarget,
  * frame too large, a close with nothing sent) fails the call as any upstream failure does: retried or passed to
  * the next target, or answered with its status, instead of a 200 that holds only an error event.
  */
-export async function started(stream: AsyncGenerator<ChatCompletionChunk>): Promise<AsyncIterable<ChatCompletionChunk>> {
+async function started(stream: AsyncGenerator<ChatCompletionChunk>): Promise<AsyncIterable<ChatCompletionChunk>> {
   const first = await stream.next();
   return (async function* () {
     if (first.done) return;
     yield first.value;
     yield* stream;
   })();
+}
+
+/** A chat-shaped answer stream (a chat translator's, or a native completion's), started, as gw.stream. */
+export async function startChatStream(
+  ctx: GatewayContext, deps: CallDeps, response: UpstreamResponse, chat: ChatStreamInput['chat'], target: ProviderTarget, request: ChatCompletionRequest,
+): Promise<void> {
+  const gw = ctx.state.gw;
+  gw.stream = await started(canonicalChatStream({
+    response, chat, target, request, signal: gw.signal, maxFrameBytes: deps.upstream.maxFrameBytes,
+    onEstimated: () => {
+      gw.usageEstimated = true;
+    },
+  }));
+}
+
+/** A whole chat-shaped answer as gw.result, its usage estimated when the provider gave none. */
+export async function setChatResult(ctx: GatewayContext, request: ChatCompletionRequest, result: ChatCompletion): Promise<void> {
+  const gw = ctx.state.gw;
+  if (!result.usage) {
+    const text = result.choices.map((c) => c.message.content ?? '').join('');
+    result.usage = await estimateUsage(request, text);
+    gw.usageEstimated = true;
+  }
+  gw.result = result;
 }
 
 export async function callChat(ctx: GatewayContext, deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget): Promise<void> {
@@ -58,21 +79,10 @@ export async function callChat(ctx: GatewayContext, deps: CallDeps, provider: Pr
   const answer = await exchange(deps, provider, target, upstreamRequest, { stream: request.stream, ...(followUp ? { followUp } : {}) }, gw.signal);
 
   if ('stream' in answer) {
-    gw.stream = await started(canonicalChatStream({
-      response: answer.stream, chat, target, request: request.body, signal: gw.signal, maxFrameBytes: deps.upstream.maxFrameBytes,
-      onEstimated: () => {
-        gw.usageEstimated = true;
-      },
-    }));
+    await startChatStream(ctx, deps, answer.stream, chat, target, request.body);
     markRouted(ctx, target, request.model);
     return;
   }
   markRouted(ctx, target, request.model);
-  const result = chat.fromUpstream(answer.body, target, request.body);
-  if (!result.usage) {
-    const text = result.choices.map((c) => c.message.content ?? '').join('');
-    result.usage = await estimateUsage(request.body, text);
-    gw.usageEstimated = true;
-  }
-  gw.result = result;
+  await setChatResult(ctx, request.body, chat.fromUpstream(answer.body, target, request.body));
 }

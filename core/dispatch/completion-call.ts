@@ -4,14 +4,12 @@
  * request. What only the native API can do (suffix, best_of above 1, an integer logprobs) makes a target
  * without it refuse before any I/O, so fallback skips it and the caller hears of it only when no target has it.
  */
-import { estimateUsage } from '../canonical/estimate.ts';
 import { chatOnlyField, legacyRequestOf, markServedNatively, nativeOnlyField } from '../canonical/completion.ts';
 import type { CanonicalChatRequest } from '../canonical/chat.ts';
 import { chatRequestOf } from '../canonical/chat.ts';
 import { GatewayError } from '../errors.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
-import { callChat, checkChat, started } from './chat-call.ts';
-import { canonicalChatStream } from './chat-stream.ts';
+import { callChat, checkChat, setChatResult, startChatStream } from './chat-call.ts';
 import { exchange, markRouted, type CallDeps } from './exchange.ts';
 import type { CompletionTranslator, ProviderDefinition, ProviderTarget } from './provider.ts';
 
@@ -47,21 +45,8 @@ export async function callCompletion(ctx: GatewayContext, deps: CallDeps, provid
   if (!translator) return callChat(ctx, deps, provider, target);
   const legacyRequest = legacyRequestOf(request, request.legacy!);
   const answer = await exchange(deps, provider, target, translator.toUpstream(legacyRequest, target, request.stream), { stream: request.stream }, gw.signal);
-  if ('stream' in answer) {
-    gw.stream = await started(canonicalChatStream({
-      response: answer.stream, chat: translator, target, request: request.body, signal: gw.signal, maxFrameBytes: deps.upstream.maxFrameBytes,
-      onEstimated: () => {
-        gw.usageEstimated = true;
-      },
-    }));
-  } else {
-    const result = translator.fromUpstream(answer.body, target, legacyRequest);
-    if (!result.usage) {
-      result.usage = await estimateUsage(request.body, result.choices.map((c) => c.message.content ?? '').join(''));
-      gw.usageEstimated = true;
-    }
-    gw.result = result;
-  }
+  if ('stream' in answer) await startChatStream(ctx, deps, answer.stream, translator, target, request.body);
+  else await setChatResult(ctx, request.body, translator.fromUpstream(answer.body, target, legacyRequest));
   markRouted(ctx, target, request.model);
   markServedNatively(request);
 }

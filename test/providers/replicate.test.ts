@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { ChatCompletionRequest } from '../../core/canonical/chat.ts';
-import { MAX_FOLLOW_UPS } from '../../core/dispatch/chat-call.ts';
+import { MAX_FOLLOW_UPS } from '../../core/dispatch/exchange.ts';
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
 import replicate from '../../providers/replicate/index.ts';
