@@ -6,7 +6,7 @@
 import type { RerankRequest, RerankResult } from '../../core/canonical/rerank.ts';
 import type { ProviderTarget, RerankTranslator, UpstreamRequest } from '../../core/dispatch/provider.ts';
 import { malformedAnswer } from '../shared/embeddings.ts';
-import { rerankResult, type ScoreScale } from '../shared/rerank.ts';
+import { rerankResult } from '../shared/rerank.ts';
 import { cohereHeaders } from './request.ts';
 
 /** The request body every Cohere-shaped API takes; `extra` adds a provider's own fields. */
@@ -32,7 +32,7 @@ interface CohereShapedAnswer {
  * Any Cohere-shaped answer -> canonical. Search units come from `meta.billed_units` (Cohere, SiliconFlow);
  * tokens from `usage.total_tokens` (Jina, Together, vLLM, Voyage) or `meta.billed_units.input_tokens`.
  */
-export function cohereShapedRerank(body: unknown, target: ProviderTarget, request: RerankRequest, scale: ScoreScale = 'probability'): RerankResult {
+export function cohereShapedRerank(body: unknown, target: ProviderTarget, request: RerankRequest): RerankResult {
   const answer = body as CohereShapedAnswer | null;
   const list = answer?.results ?? answer?.data;
   if (!answer || typeof answer !== 'object' || !Array.isArray(list)) throw malformedAnswer(target, 'rerank answer (no results list)');
@@ -42,7 +42,7 @@ export function cohereShapedRerank(body: unknown, target: ProviderTarget, reques
   });
   return rerankResult({
     scores,
-    scale,
+    scale: 'probability',
     searchUnits: answer.meta?.billed_units?.search_units,
     tokens: answer.usage?.total_tokens ?? answer.meta?.billed_units?.input_tokens ?? answer.meta?.tokens?.input_tokens,
   }, target, request);
