@@ -5,24 +5,17 @@ import type { OriginPoolState } from '../dispatch/origin-slots.ts';
 import type { ConnectionStats } from '../server/connections.ts';
 import type { Database } from '../store/database.ts';
 import type { KV } from '../store/kv.ts';
+import { withTimeout } from '../timeout.ts';
 
 const CHECK_TIMEOUT_MS = 2000;
 
 async function check(name: string, kind: string, probe: () => Promise<void>) {
   const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      probe(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
-      }),
-    ]);
+    await withTimeout(probe(), CHECK_TIMEOUT_MS, `no answer within ${CHECK_TIMEOUT_MS} ms`);
     return { name, kind, ok: true, latencyMs: Math.round((performance.now() - started) * 100) / 100 };
   } catch (err) {
     return { name, kind, ok: false, error: (err as Error).message };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

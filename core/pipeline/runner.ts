@@ -10,6 +10,7 @@ import { clientAddress, compileAddressList } from '../identity/addresses.ts';
 import type { EndpointDefinition } from '../ingress/endpoint.ts';
 import { jsonBodyReader } from '../ingress/body.ts';
 import type { Logger } from '../logger.ts';
+import { withTimeout } from '../timeout.ts';
 import type { GatewayContext, GatewayMiddleware, GatewayState, StreamTap } from './context.ts';
 import type { PluginServices } from './plugin.ts';
 import type { PluginRegistry } from './registry.ts';
@@ -44,14 +45,6 @@ export async function setupPipelines(
     built.set(pipeline.name, chain);
   }
   return built;
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 export type ClientIpResolver = (ctx: Context) => string;

@@ -5,6 +5,7 @@
  * action.
  */
 import type { Logger } from '../logger.ts';
+import { withTimeout } from '../timeout.ts';
 
 const LOG_INTERVAL_MS = 10_000;
 
@@ -40,14 +41,8 @@ export class StoreGuard {
   /** Runs `op` within the timeout; on success clears the failing state, on failure records it and rethrows. */
   async run<T>(what: string, op: () => Promise<T>): Promise<T> {
     const { timeoutMs, messages, logger, plugin } = this.options;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const result = await Promise.race([
-        op(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`${messages.timeout} within ${timeoutMs} ms`)), timeoutMs);
-        }),
-      ]);
+      const result = await withTimeout(op(), timeoutMs, `${messages.timeout} within ${timeoutMs} ms`);
       if (this.failing) {
         this.failing = false;
         logger.info({ plugin, storeErrors: this.errors }, messages.recovered);
@@ -56,8 +51,6 @@ export class StoreGuard {
     } catch (err) {
       this.record(what, err);
       throw err;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

@@ -1,4 +1,5 @@
 import { Redis, ReplyError } from 'ioredis';
+import { withTimeout } from '../timeout.ts';
 import { StoreUnavailableError } from './deadline.ts';
 import { bucketMs, type CounterAdd, type CountersOutcome, type KV, type WindowCheck, type WindowsAdmission, type WindowSettlement } from './kv.ts';
 import { COUNTERS_ADD, INCR_WITH_TTL, WINDOWS_ADMIT, WINDOWS_SETTLE } from './redis-scripts.ts';
@@ -25,19 +26,11 @@ const CONNECT_TIMEOUT_MS = 5000;
  * does) and never answers the ready check, which would hold the start for as long as the freeze lasts.
  */
 async function ready(redis: Redis): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      redis.connect(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`Redis did not answer within ${CONNECT_TIMEOUT_MS} ms of connecting`)), CONNECT_TIMEOUT_MS);
-      }),
-    ]);
+    await withTimeout(redis.connect(), CONNECT_TIMEOUT_MS, `Redis did not answer within ${CONNECT_TIMEOUT_MS} ms of connecting`);
   } catch (err) {
     redis.disconnect();
     throw err;
-  } finally {
-    clearTimeout(timer);
   }
 }
 
