@@ -10,6 +10,16 @@ import { GatewayError } from '../../core/errors.ts';
 import { checkDimensions, embeddingsResult, refuseBatchOver } from '../shared/embeddings.ts';
 import { uriEncode } from './sigv4.ts';
 
+/** InvokeModel (embeddings and rerank): the model's own JSON body, the model id one path segment. */
+export function invokeModel(target: ProviderTarget, body: unknown): UpstreamRequest {
+  return {
+    method: 'POST',
+    path: `/model/${uriEncode(target.upstreamModel)}/invoke`,
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...target.headers },
+    body: JSON.stringify(body),
+  };
+}
+
 /** Cohere Embed on Bedrock takes 0 to 96 texts per call. */
 export const COHERE_EMBED_BATCH_LIMIT = 96;
 /** The vector sizes Titan Text Embeddings V2 offers (1024 is its default). */
@@ -93,12 +103,7 @@ export const bedrockEmbeddings: EmbeddingsTranslator = {
     const model = modelFor(target);
     const inputs = embeddingInputs(request);
     check(model, target, inputs.length, request.dimensions);
-    return {
-      method: 'POST',
-      path: `/model/${uriEncode(target.upstreamModel)}/invoke`,
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...target.headers },
-      body: JSON.stringify(model.body(inputs, request, target)),
-    };
+    return invokeModel(target, model.body(inputs, request, target));
   },
   fromUpstream(body, target, request) {
     const { vectors, tokens } = modelFor(target).read(body);

@@ -9,7 +9,7 @@ import type { ProviderTarget, RerankTranslator } from '../../core/dispatch/provi
 import { GatewayError } from '../../core/errors.ts';
 import { cohereShapedBody, cohereShapedRerank } from '../cohere/rerank.ts';
 import { checkDocumentCap } from '../shared/rerank.ts';
-import { uriEncode } from './sigv4.ts';
+import { invokeModel } from './embeddings.ts';
 
 const MAX_DOCUMENTS = 1000;
 
@@ -29,12 +29,7 @@ export const bedrockRerank: RerankTranslator = {
     checkDocumentCap(target, request, MAX_DOCUMENTS);
     // The model is in the path, not the body.
     const { model: _model, ...body } = cohereShapedBody(request, target, family === 'cohere' ? { api_version: 2 } : {});
-    return {
-      method: 'POST',
-      path: `/model/${uriEncode(target.upstreamModel)}/invoke`,
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...target.headers },
-      body: JSON.stringify(body),
-    };
+    return invokeModel(target, body);
   },
   fromUpstream: (body, target, request) => cohereShapedRerank(body, target, request),
 };
