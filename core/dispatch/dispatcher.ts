@@ -13,7 +13,7 @@ import type { Caller, GatewayContext, GatewayMiddleware } from '../pipeline/cont
 import { callChat, checkChat } from './chat-call.ts';
 import { callCompletion, checkCompletion } from './completion-call.ts';
 import { callEmbeddings, checkEmbeddings } from './embeddings-call.ts';
-import type { CallDeps } from './exchange.ts';
+import { sleep, type CallDeps } from './exchange.ts';
 import type { BuiltInToolName, ProviderDefinition, ProviderTarget } from './provider.ts';
 import { callRerank, checkRerank } from './rerank-call.ts';
 import type { ProviderRegistry } from './provider-registry.ts';
@@ -48,16 +48,6 @@ async function applyGatewayTools(deps: DispatcherDeps, request: ChatCompletionRe
   }
   return current;
 }
-
-const wait = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  const timer = setTimeout(done, ms);
-  signal.addEventListener('abort', done, { once: true });
-  function done() {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', done);
-    resolve();
-  }
-});
 
 const originOf = (baseUrl: string) => new URL(baseUrl).origin;
 
@@ -116,7 +106,8 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
       if (fullOrigins.size > 0 && fullOrigins.has(originOf(target.baseUrl))) continue;
       const provider = deps.providers.get(target.slug)!;
       for (let attempt = 0; attempt <= deps.retry.retries; attempt++) {
-        if (attempt > 0) await wait(backoff(attempt - 1), gw.signal);
+        // An abort ends the backoff early; the check below answers it.
+        if (attempt > 0) await sleep(backoff(attempt - 1), gw.signal).catch(() => undefined);
         if (gw.signal.aborted) throw lastError ?? gw.signal.reason;
         try {
           await modality.call(ctx, deps, provider, target);

@@ -27,8 +27,11 @@ export type FollowUpHook = (body: unknown, target: ProviderTarget, stream: boole
 export const unsupported = (provider: string, what: string, details: Record<string, unknown>) =>
   new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${provider} does not support ${what}`, { provider, ...details });
 
-// The abort listener goes when the wait ends: a prediction polled hundreds of times must not pile them up.
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve, reject) => {
+/**
+ * Rejects with the signal's reason on abort. The abort listener goes when the wait ends: a prediction polled
+ * hundreds of times must not pile them up.
+ */
+export const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve, reject) => {
   const onAbort = () => {
     clearTimeout(timer);
     reject(signal.reason);
