@@ -24,14 +24,11 @@ export function checkEmbeddings(provider: ProviderDefinition, target: ProviderTa
   embeddingsTranslatorFor(provider, target, request.body);
 }
 
-const isFloatVector = (value: unknown): value is number[] =>
-  Array.isArray(value) && value.length > 0 && value.every((x) => typeof x === 'number' && Number.isFinite(x));
+const isNumberArray = (value: unknown): value is number[] => Array.isArray(value) && value.every((x) => typeof x === 'number');
 
 /** One vector in the caller's encoding; a vector that is neither floats nor decodable base64 is the provider's fault. */
 function encode(target: ProviderTarget, vector: unknown, index: number, format: 'float' | 'base64', dimensions: number | undefined): Vector {
-  let floats: number[] | null;
-  if (typeof vector === 'string') floats = base64ToVector(vector);
-  else floats = isFloatVector(vector) ? vector : null;
+  const floats = typeof vector === 'string' ? base64ToVector(vector) : isNumberArray(vector) ? vector : null;
   if (!floats || floats.length === 0 || !floats.every(Number.isFinite)) throw badAnswer(target, `an embedding (index ${index}) that is neither floats nor base64 float32`);
   if (dimensions !== undefined && floats.length !== dimensions) {
     // The peers' silent bug: a provider that ignores `dimensions` would hand back full-length vectors.
