@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import { createProxyServer } from 'http-proxy-3';
 import type { PendingUpgrade } from '../api/proxy-upgrade.ts';
 import { GatewayError, renderError } from '../errors.ts';
-import { countsAsFailure, type PassthroughDeps, type PassthroughEntry } from './passthrough.ts';
+import { countsAsFailure, upstreamRequestPath, type PassthroughDeps, type PassthroughEntry } from './passthrough.ts';
 import type { UpstreamTarget } from './passthrough-path.ts';
 import type { UpstreamRequest } from './provider.ts';
 import { isAbort, transportError } from './upstream-errors.ts';
@@ -49,7 +49,7 @@ export async function proxyWebSocket(
   req: IncomingMessage, upgrade: PendingUpgrade, signal: AbortSignal, timeouts: HandshakeTimeouts,
 ): Promise<number> {
   const { provider, target } = entry;
-  const request: UpstreamRequest = { method: 'GET', path: joined.relative ?? `${joined.origin}${joined.path}`, headers };
+  const request: UpstreamRequest = { method: 'GET', path: upstreamRequestPath(joined), headers };
   try {
     return await deps.breakers.run(target.slug, target.baseUrl, async () => {
       const authorized = provider.authorize ? await provider.authorize(request, target, deps.io, signal) : request;
