@@ -4,6 +4,7 @@
  * the store answers again. Nothing about a failure is kept: the next request tries again, so recovery needs no
  * action.
  */
+import { LogThrottle } from '../log-throttle.ts';
 import type { Logger } from '../logger.ts';
 import { withTimeout } from '../timeout.ts';
 
@@ -30,12 +31,10 @@ export class StoreGuard {
   /** Store errors since the plugin entry was set up (also in every warn line as storeErrors). */
   errors = 0;
   private failing = false;
-  private lastLogAt = -Infinity;
-  private unlogged = 0;
-  private readonly now: () => number;
+  private readonly throttle: LogThrottle;
 
   constructor(private readonly options: StoreGuardOptions) {
-    this.now = options.now ?? (() => performance.now());
+    this.throttle = new LogThrottle(LOG_INTERVAL_MS, options.now);
   }
 
   /** Runs `op` within the timeout; on success clears the failing state, on failure records it and rethrows. */
@@ -62,17 +61,12 @@ export class StoreGuard {
   private record(what: string, err: unknown): void {
     this.errors++;
     this.failing = true;
-    const at = this.now();
-    if (at - this.lastLogAt < LOG_INTERVAL_MS) {
-      this.unlogged++;
-      return;
-    }
+    const sinceLastLog = this.throttle.due();
+    if (sinceLastLog === null) return;
     const { plugin, mode, logger, messages } = this.options;
     logger.warn(
-      { plugin, op: what, onStoreError: mode, storeErrors: this.errors, sinceLastLog: this.unlogged + 1, err: (err as Error)?.message ?? String(err) },
+      { plugin, op: what, onStoreError: mode, storeErrors: this.errors, sinceLastLog, err: (err as Error)?.message ?? String(err) },
       messages.failed,
     );
-    this.lastLogAt = at;
-    this.unlogged = 0;
   }
 }

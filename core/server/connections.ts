@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { LogThrottle } from '../log-throttle.ts';
 import type { Logger } from '../logger.ts';
 
 const LOG_INTERVAL_MS = 10_000;
@@ -27,10 +28,11 @@ export class ConnectionLimiter {
   private open = 0;
   private refused = 0;
   private evicted = 0;
-  private lastLogAt = -Infinity;
-  private unlogged = 0;
+  private readonly throttle: LogThrottle;
 
-  constructor(private readonly max: number, private readonly logger: Logger, private readonly now: () => number = () => performance.now()) {}
+  constructor(private readonly max: number, private readonly logger: Logger, now?: () => number) {
+    this.throttle = new LogThrottle(LOG_INTERVAL_MS, now);
+  }
 
   /**
    * An upgraded socket (WebSocket) is a long-lived stream and never counts as waiting. Listening for 'upgrade'
@@ -83,16 +85,11 @@ export class ConnectionLimiter {
   }
 
   private report(what: 'refused' | 'evicted'): void {
-    const at = this.now();
-    if (at - this.lastLogAt < LOG_INTERVAL_MS) {
-      this.unlogged++;
-      return;
-    }
+    const sinceLastLog = this.throttle.due();
+    if (sinceLastLog === null) return;
     this.logger.warn(
-      { connections: this.stats(), sinceLastLog: this.unlogged + 1, last: what },
+      { connections: this.stats(), sinceLastLog, last: what },
       'server.maxConnections reached: idle connections are closed to admit new ones, and new ones are refused while all are busy',
     );
-    this.lastLogAt = at;
-    this.unlogged = 0;
   }
 }
