@@ -23,6 +23,18 @@ export function azureDeployment(target: ProviderTarget): string {
   return deployments?.[target.upstreamModel] ?? target.upstreamModel;
 }
 
+/** Azure OpenAI's path for an operation (chat/completions, completions, embeddings): the deployment's, versioned. */
+export function azureOpenAiPath(target: ProviderTarget, operation: string): string {
+  const version = (target.options as AzureOpenAiOptions).apiVersion ?? AZURE_OPENAI_API_VERSION;
+  return `/deployments/${encodeURIComponent(azureDeployment(target))}/${operation}?api-version=${encodeURIComponent(version)}`;
+}
+
+/** The model inference API's path for an operation: the model is named in the body, not the path. */
+export function azureAiPath(target: ProviderTarget, operation: string): string {
+  const version = (target.options as AzureAiOptions).apiVersion ?? AZURE_AI_API_VERSION;
+  return `/${operation}?api-version=${encodeURIComponent(version)}`;
+}
+
 function baseHeaders(target: ProviderTarget): Record<string, string> {
   return { 'content-type': 'application/json', ...target.headers };
 }
@@ -50,10 +62,7 @@ export function azureAiHeaders(target: ProviderTarget): Record<string, string> {
 }
 
 export const azureOpenAiChat: ChatTranslator = createOpenAiChat({
-  path(target) {
-    const version = (target.options as AzureOpenAiOptions).apiVersion ?? AZURE_OPENAI_API_VERSION;
-    return `/deployments/${encodeURIComponent(azureDeployment(target))}/chat/completions?api-version=${encodeURIComponent(version)}`;
-  },
+  path: (target) => azureOpenAiPath(target, 'chat/completions'),
   headers: azureOpenAiHeaders,
   body(body) {
     delete body.model;
@@ -62,10 +71,7 @@ export const azureOpenAiChat: ChatTranslator = createOpenAiChat({
 });
 
 export const azureAiChat: ChatTranslator = createOpenAiChat({
-  path(target) {
-    const version = (target.options as AzureAiOptions).apiVersion ?? AZURE_AI_API_VERSION;
-    return `/chat/completions?api-version=${encodeURIComponent(version)}`;
-  },
+  path: (target) => azureAiPath(target, 'chat/completions'),
   headers: azureAiHeaders,
   chunk: dropFilterOnlyChunk,
 });

@@ -6,14 +6,12 @@
  * - Azure AI model inference: `/embeddings?api-version=` with the model in the body; `dimensions` and
  *   `encoding_format` (base64 among others) are in its API, and the model refuses what it cannot do.
  */
-import type { EmbeddingsTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
+import type { EmbeddingsTranslator } from '../../core/dispatch/provider.ts';
 import { createOpenAiEmbeddings, OPENAI_DIMENSIONS_MODELS } from '../openai/embeddings.ts';
-import { AZURE_AI_API_VERSION, AZURE_OPENAI_API_VERSION, azureAiHeaders, azureDeployment, azureOpenAiHeaders } from './chat.ts';
-
-const version = (target: ProviderTarget, fallback: string) => encodeURIComponent((target.options as { apiVersion?: string }).apiVersion ?? fallback);
+import { azureAiHeaders, azureAiPath, azureOpenAiHeaders, azureOpenAiPath } from './chat.ts';
 
 export const azureOpenAiEmbeddings: EmbeddingsTranslator = createOpenAiEmbeddings({
-  path: (target) => `/deployments/${encodeURIComponent(azureDeployment(target))}/embeddings?api-version=${version(target, AZURE_OPENAI_API_VERSION)}`,
+  path: (target) => azureOpenAiPath(target, 'embeddings'),
   headers: azureOpenAiHeaders,
   body(body) {
     delete body.model;
@@ -27,7 +25,7 @@ export const azureOpenAiEmbeddings: EmbeddingsTranslator = createOpenAiEmbedding
 const AZURE_AI_DIMENSIONS_MODELS = /(^|\/)(text-embedding-3-|embed-v-?4)/i;
 
 export const azureAiEmbeddings: EmbeddingsTranslator = createOpenAiEmbeddings({
-  path: (target) => `/embeddings?api-version=${version(target, AZURE_AI_API_VERSION)}`,
+  path: (target) => azureAiPath(target, 'embeddings'),
   headers: azureAiHeaders,
   supportsDimensions: (model) => OPENAI_DIMENSIONS_MODELS.test(model) || AZURE_AI_DIMENSIONS_MODELS.test(model),
 });
