@@ -32,18 +32,23 @@ function messageText(message: ChatMessage): string {
 }
 
 /**
- * One count per request body before the call: ratelimit and budget both reserve against the same prompt, and
- * counting is the costliest step of either. A plugin that rewrites the prompt must build a new body object.
+ * One count per request body before the call: ratelimit and budget both reserve against the same prompt (or
+ * inputs), and counting is the costliest step of either. A plugin that rewrites the prompt must build a new body
+ * object.
  */
-const promptEstimates = new WeakMap<ChatCompletionRequest, Promise<number>>();
+const estimates = new WeakMap<ChatCompletionRequest | EmbeddingsRequest | RerankRequest, Promise<number>>();
 
-export function estimatePromptTokens(request: ChatCompletionRequest): Promise<number> {
-  let estimate = promptEstimates.get(request);
+function cachedCount(body: ChatCompletionRequest | EmbeddingsRequest | RerankRequest, count: () => Promise<number>): Promise<number> {
+  let estimate = estimates.get(body);
   if (!estimate) {
-    estimate = countPromptTokens(request);
-    promptEstimates.set(request, estimate);
+    estimate = count();
+    estimates.set(body, estimate);
   }
   return estimate;
+}
+
+export function estimatePromptTokens(request: ChatCompletionRequest): Promise<number> {
+  return cachedCount(request, () => countPromptTokens(request));
 }
 
 async function countPromptTokens(request: ChatCompletionRequest): Promise<number> {
@@ -66,17 +71,6 @@ export async function estimateUsage(request: ChatCompletionRequest, completionTe
  * The input tokens of an embeddings request: every input's text, with no format overhead (providers count the
  * texts alone). Counted once per body, as the chat prompt is.
  */
-const inputEstimates = new WeakMap<EmbeddingsRequest | RerankRequest, Promise<number>>();
-
-function cachedCount(body: EmbeddingsRequest | RerankRequest, count: () => Promise<number>): Promise<number> {
-  let estimate = inputEstimates.get(body);
-  if (!estimate) {
-    estimate = count();
-    inputEstimates.set(body, estimate);
-  }
-  return estimate;
-}
-
 export function estimateEmbeddingsTokens(request: EmbeddingsRequest): Promise<number> {
   return cachedCount(request, async () => {
     const count = await loadCounter();
