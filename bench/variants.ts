@@ -5,12 +5,12 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { buildConfigSchema } from '../core/config/schema.ts';
 import { builtInPlugins } from '../plugins/index.ts';
+import { freePort } from '../test/helpers/free-port.ts';
 import type { Target } from './load.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -100,16 +100,7 @@ export function machineCpuMs(): number | null {
   }
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -10,9 +10,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.ts';
 
 export interface OwnRedis {
   url: string;
@@ -35,17 +36,6 @@ export async function hasRedisServer(): Promise<boolean> {
     const child = spawn('redis-server', ['--version'], { stdio: 'ignore' });
     child.once('error', () => resolve(false));
     child.once('exit', (code) => resolve(code === 0));
-  });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
   });
 }
 
