@@ -7,6 +7,7 @@
 import { embeddingInputs } from '../../core/canonical/embeddings.ts';
 import type { EmbeddingsTranslator, ProviderTarget, UpstreamRequest } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
+import { COHERE_INPUT_TYPES, DEFAULT_INPUT_TYPE } from '../cohere/embed.ts';
 import { checkDimensions, embeddingsResult, refuseBatchOver } from '../shared/embeddings.ts';
 import { uriEncode } from './sigv4.ts';
 
@@ -27,11 +28,9 @@ export const TITAN_V2_DIMENSIONS = [256, 512, 1024] as const;
 /** The output_dimension values Cohere Embed v4 offers (1536 is its default); v3 has none. */
 export const COHERE_V4_DIMENSIONS = [256, 512, 1024, 1536] as const;
 
-export const COHERE_INPUT_TYPES = ['search_document', 'search_query', 'classification', 'clustering'] as const;
-
 export const bedrockEmbeddingOptions = {
   embeddingInputType: {
-    type: 'string', enum: [...COHERE_INPUT_TYPES], default: 'search_document',
+    type: 'string', enum: [...COHERE_INPUT_TYPES], default: DEFAULT_INPUT_TYPE,
     description: 'Embeddings with Cohere Embed models: the input_type sent with every request (search_query for queries against a corpus embedded as search_document).',
   },
 };
@@ -63,7 +62,7 @@ const cohere = (dimensions?: readonly number[]): EmbedModel => ({
     const { embeddingInputType } = target.options as { embeddingInputType?: string };
     // truncate NONE (Cohere's default, said aloud): an input past the model's length is refused, not cut.
     return {
-      texts, input_type: embeddingInputType || 'search_document', truncate: 'NONE',
+      texts, input_type: embeddingInputType || DEFAULT_INPUT_TYPE, truncate: 'NONE',
       ...(request.dimensions !== undefined ? { output_dimension: request.dimensions } : {}),
     };
   },

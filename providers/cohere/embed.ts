@@ -10,6 +10,8 @@ import { embeddingInputs } from '../../core/canonical/embeddings.ts';
 import { checkDimensions, embeddingsResult, malformedAnswer } from '../shared/embeddings.ts';
 import { cohereHeaders } from './request.ts';
 
+/** Cohere Embed's input types, on Cohere's API and on Bedrock alike. */
+export const COHERE_INPUT_TYPES = ['search_document', 'search_query', 'classification', 'clustering'] as const;
 export const DEFAULT_INPUT_TYPE = 'search_document';
 /** embed-v4 models return 256, 512, 1024 or 1536 dimensions (output_dimension); earlier ones a fixed size. */
 const V4 = /^embed-v4/;

@@ -1,6 +1,6 @@
 /** Cohere's v2 API: chat (/v2/chat, its own message, tool and stream-event shapes), /v2/embed and /v2/rerank. */
 import { defineProvider } from '../../core/dispatch/provider.ts';
-import { cohereEmbeddings, DEFAULT_INPUT_TYPE } from './embed.ts';
+import { COHERE_INPUT_TYPES, cohereEmbeddings, DEFAULT_INPUT_TYPE } from './embed.ts';
 import { cohereError } from './errors.ts';
 import { cohereRerank } from './rerank.ts';
 import { cohereBody, cohereHeaders } from './request.ts';
@@ -19,7 +19,7 @@ export default defineProvider({
       clientName: { type: 'string', description: 'Sent as X-Client-Name, which Cohere uses to attribute traffic.' },
       safetyMode: { type: 'string', enum: ['CONTEXTUAL', 'STRICT', 'OFF'], description: "Cohere's safety_mode for every chat request (Cohere's default: CONTEXTUAL)." },
       embeddingInputType: {
-        type: 'string', enum: ['search_document', 'search_query', 'classification', 'clustering'], default: DEFAULT_INPUT_TYPE,
+        type: 'string', enum: [...COHERE_INPUT_TYPES], default: DEFAULT_INPUT_TYPE,
         description: 'input_type of every embeddings request (the OpenAI request has no such field): search_document for texts a vector store holds, search_query for queries against them.',
       },
     },
