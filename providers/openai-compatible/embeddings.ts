@@ -5,7 +5,6 @@
  */
 import type { EmbeddingsRequest } from '../../core/canonical/embeddings.ts';
 import type { EmbeddingsTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
-import { openaiHeaders } from '../openai/chat.ts';
 import { createOpenAiEmbeddings } from '../openai/embeddings.ts';
 
 export type EmbeddingsBodyHook = (body: Record<string, unknown>, request: EmbeddingsRequest, target: ProviderTarget) => void;
@@ -38,7 +37,8 @@ export const nimEmbeddingsBody: EmbeddingsBodyHook = (body, _request, target) =>
   body.truncate = 'NONE';
 };
 
-export function compatibleEmbeddings(spec: CompatibleEmbeddings, headers: (target: ProviderTarget) => Record<string, string> = (t) => openaiHeaders({ ...t, options: {} })): EmbeddingsTranslator {
+/** `headers` are the entry's, as its chat sends them (providers/openai-compatible/index.ts). */
+export function compatibleEmbeddings(spec: CompatibleEmbeddings, headers: (target: ProviderTarget) => Record<string, string>): EmbeddingsTranslator {
   const dimensions = spec.dimensions;
   return createOpenAiEmbeddings({
     headers,
