@@ -7,10 +7,10 @@ import type { Database } from '../store/database.ts';
 import type { Logger } from '../logger.ts';
 import type { KV } from '../store/kv.ts';
 import { IdentityCache } from './cache.ts';
-import { compileRequestSchema } from '../validation.ts';
+import { compileRequestSchema, refuseUnstorableText } from '../validation.ts';
 import { createApiKeySchema } from './schemas.ts';
 import { listPage, type Page, type PageRequest } from '../api/pagination.ts';
-import { GatewayError, validationError } from '../errors.ts';
+import { GatewayError } from '../errors.ts';
 import { recordAdminWrite, type AdminScope } from './audit.ts';
 import { outOfScope, requireMembership, tenantInScope, visible } from './directory.ts';
 import type { LastUsedRecorder } from './last-used.ts';
@@ -115,9 +115,8 @@ export class ApiKeyService {
   /** Validates the spec's creation fields, stores the hash, and returns the record with the key (shown once). */
   async create(input: unknown, scope: AdminScope): Promise<ApiKeyRecord & { key: string }> {
     const fields = validateCreate(input);
-    // Postgres text and jsonb cannot hold U+0000; refuse it as the caller's mistake, not a database failure.
-    const withNul = pathsHoldingNul(fields);
-    if (withNul.length > 0) throw validationError(withNul.map((path) => ({ path, message: 'must not contain the character U+0000' })));
+    // Checked here too, not only by the admin routes: the service is the last step before SQL for every caller.
+    refuseUnstorableText(fields, 'The key');
     const tenantId = tenantInScope(scope, fields.tenantId);
     const key = KEY_PREFIX + randomBytes(32).toString('base64url');
     const id = `key_${randomUUID()}`;
@@ -219,13 +218,3 @@ function sameHash(a: string, b: string): boolean {
   return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
 
-/** JSON pointers of every string (value or key) under `value` that holds U+0000. */
-function pathsHoldingNul(value: unknown, path = ''): string[] {
-  if (typeof value === 'string') return value.includes('\u0000') ? [path] : [];
-  if (Array.isArray(value)) return value.flatMap((item, i) => pathsHoldingNul(item, `${path}/${i}`));
-  if (value === null || typeof value !== 'object') return [];
-  return Object.entries(value).flatMap(([key, item]) => {
-    const at = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-    return key.includes('\u0000') ? [at] : pathsHoldingNul(item, at);
-  });
-}
