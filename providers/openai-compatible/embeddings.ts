@@ -15,8 +15,6 @@ export interface CompatibleEmbeddings {
   /** False when the server documents floats only: floats are asked for and the gateway encodes base64. */
   base64?: boolean;
   body?: EmbeddingsBodyHook;
-  /** The request path under the base URL (default `/embeddings`). */
-  path?: string;
 }
 
 /** Mistral rejects unknown fields: `dimensions` is its `output_dimension`, and it has no `user`. */
@@ -44,7 +42,6 @@ export function compatibleEmbeddings(spec: CompatibleEmbeddings, headers: (targe
     headers,
     base64: spec.base64 ?? true,
     supportsDimensions: (model) => dimensions?.test(model) ?? false,
-    ...(spec.path ? { path: () => spec.path! } : {}),
     ...(spec.body ? { body: spec.body } : {}),
   });
 }
