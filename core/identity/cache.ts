@@ -6,6 +6,7 @@
  * stalled (core/store/deadline.ts). The budget lists use the same cache.
  */
 import { GatewayError } from '../errors.ts';
+import { LogThrottle } from '../log-throttle.ts';
 import type { Logger } from '../logger.ts';
 import type { KV } from '../store/kv.ts';
 
@@ -14,15 +15,17 @@ const LOG_EVERY_MS = 60_000;
 export class IdentityCache {
   /** KV calls that failed since start. */
   failures = 0;
-  private lastLog = 0;
+  private readonly throttle: LogThrottle;
 
   constructor(
     private readonly kv: KV,
     private readonly logger: Logger | undefined,
-    private readonly now: () => number = Date.now,
+    now: () => number = Date.now,
     /** Logged (warn) when the KV fails, at most once a minute. */
     private readonly outage = 'the KV is unreachable: identity lookups go to the database until it answers',
-  ) {}
+  ) {
+    this.throttle = new LogThrottle(LOG_EVERY_MS, now);
+  }
 
   /** The cached value, null when absent, undefined when the KV could not be read. */
   async get(key: string): Promise<string | null | undefined> {
@@ -78,8 +81,7 @@ export class IdentityCache {
 
   private failed(err: unknown): void {
     this.failures++;
-    if (this.now() - this.lastLog < LOG_EVERY_MS) return;
-    this.lastLog = this.now();
+    if (this.throttle.due() === null) return;
     this.logger?.warn({ err, failures: this.failures }, this.outage);
   }
 }
