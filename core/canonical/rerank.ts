@@ -33,6 +33,12 @@ export interface RerankResult {
   usage?: Usage;
 }
 
+/** Documents one search unit covers: Cohere's definition, which the others that bill per search follow. */
+export const DOCUMENTS_PER_SEARCH_UNIT = 100;
+
+/** Search units of a rerank over `documents` documents by that rule: one per started hundred, at least one. */
+export const searchUnitsFor = (documents: number): number => Math.max(1, Math.ceil(documents / DOCUMENTS_PER_SEARCH_UNIT));
+
 export interface CanonicalRerankRequest {
   modality: 'rerank';
   model: string;

@@ -12,10 +12,8 @@
  */
 import type { CanonicalRequest, CanonicalResult, Modality, Usage } from '../canonical/chat.ts';
 import { estimateEmbeddingsTokens, estimatePromptTokens, estimateRerankTokens } from '../canonical/estimate.ts';
+import { searchUnitsFor } from '../canonical/rerank.ts';
 import { tokenCount } from './record.ts';
-
-/** Documents one search unit covers. */
-export const DOCUMENTS_PER_SEARCH_UNIT = 100;
 
 /** The modality of each dispatch route, for requests whose body never parsed (a 400 is recorded too). */
 const ROUTE_MODALITY: Readonly<Record<string, Modality>> = {
@@ -41,10 +39,8 @@ export function meteredModality(request: CanonicalRequest | undefined, route: st
   return request.modality === 'chat' && byRoute === 'completion' ? 'completion' : request.modality;
 }
 
-/** Search units of a rerank before the call: one per started hundred documents. */
-export function estimateSearchUnits(documents: number): number {
-  return Math.max(1, Math.ceil(documents / DOCUMENTS_PER_SEARCH_UNIT));
-}
+/** Search units of a rerank before the call: the rule a provider that reports none is billed by. */
+export const estimateSearchUnits = searchUnitsFor;
 
 /** The input tokens of a request before the call (counted once per body, whichever plugin asks first). */
 export function estimateInputTokens(request: CanonicalRequest): Promise<number> {

@@ -2,16 +2,10 @@
  * What every rerank translator does with an answer: scores checked to be one per known document, mapped into
  * 0..1 when the provider returns logits, and search units billed as the provider says or by Cohere's rule.
  */
-import type { RerankRequest, RerankResult, RerankScore } from '../../core/canonical/rerank.ts';
+import { searchUnitsFor, type RerankRequest, type RerankResult, type RerankScore } from '../../core/canonical/rerank.ts';
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { malformedAnswer } from './embeddings.ts';
-
-/**
- * Cohere's definition of a search unit: one query with up to 100 documents. Used for every provider that does
- * not report what it billed (most bill by tokens, which go into usage instead).
- */
-export const searchUnitsFor = (documents: number): number => Math.max(1, Math.ceil(documents / 100));
 
 /** The logistic function: a cross-encoder's logit -> a relevance in 0..1, keeping the order. */
 export const logistic = (logit: number): number => 1 / (1 + Math.exp(-logit));
