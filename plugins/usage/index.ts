@@ -22,10 +22,42 @@ export type UsagePluginConfig = RecorderSettings;
  */
 const STREAM_ENDING_GRACE_MS = 2000;
 
+/**
+ * Requests metered and not yet recorded. A stream cut at shutdown is recorded once its ending has travelled back
+ * (and its tokens are estimated): the recorder closes after they are all in, or after a bound.
+ */
+class OpenMeters {
+  private count = 0;
+  private onIdle: (() => void) | null = null;
+
+  /** Counts one request in; the function returned counts it out (once, however often it is called). */
+  open(): () => void {
+    this.count++;
+    let closed = false;
+    return () => {
+      if (closed) return;
+      closed = true;
+      if (--this.count === 0) this.onIdle?.();
+    };
+  }
+
+  settled(timeoutMs: number): Promise<void> {
+    if (this.count === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.onIdle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}
+
 /** What every entry of one gateway shares: one recorder, made by the first entry set up. */
 export interface UsageShared {
   recorder?: BufferedRecorder<UsageRecord>;
   settings?: string;
+  meters: OpenMeters;
 }
 
 const recorderSettings = (config: UsagePluginConfig) =>
@@ -48,8 +80,12 @@ function sharedRecorder(config: UsagePluginConfig, services: PluginServices, sha
   }).start();
   shared.recorder = recorder;
   shared.settings = settings;
-  // Runs after in-flight requests (streams included) have finished, before the database closes.
-  services.onClose(() => recorder.close(services.config.server.shutdownTimeoutMs));
+  // Runs after in-flight requests have finished, before the database closes; the endings of streams that were
+  // cut (by the shutdown deadline) are still on their way back, and are waited for.
+  services.onClose(async () => {
+    await shared.meters.settled(STREAM_ENDING_GRACE_MS + 1000);
+    await recorder.close(services.config.server.shutdownTimeoutMs);
+  });
   return recorder;
 }
 
@@ -71,7 +107,7 @@ export default definePlugin<UsagePluginConfig, UsageShared>({
   requires: ['caller'],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   endpoints: [usageEndpoint],
-  init: () => ({}),
+  init: (): UsageShared => ({ meters: new OpenMeters() }),
   checkEntries(entries) {
     const first = entries[0] && recorderSettings(entries[0]);
     return entries.flatMap((entry, i) => {
@@ -92,7 +128,8 @@ export default definePlugin<UsagePluginConfig, UsageShared>({
       const wait = recorder.admit(gw.signal);
       if (wait) await wait;
 
-      const meter = new RequestMeter(gw, deps, arrivedAt);
+      const recorded = shared.meters.open();
+      const meter = new RequestMeter(gw, { ...deps, record: (record) => (deps.record(record), recorded()) }, arrivedAt);
       gw.stage({ chunk: (chunk) => void meter.chunk(chunk), complete: (outcome) => meter.streamEnded(outcome) });
       ctx.res.once('close', () => {
         if (meter.recorded) return;
