@@ -16,7 +16,7 @@ import { StoreGuard } from '../../core/pipeline/store-guard.ts';
 import { lateOutcome } from '../../core/store/deadline.ts';
 import { answerMicros, costMicros, estimateMicros, modelPrice } from './cost.ts';
 
-interface BudgetPluginConfig {
+export interface BudgetPluginConfig {
   onStoreError: 'open' | 'closed';
   storeTimeoutMs: number;
   unpricedModels: 'allow' | 'refuse';
