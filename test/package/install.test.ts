@@ -36,8 +36,24 @@ export default definePlugin<Record<string, never>>({
 });
 `;
 
+// A TypeScript plugin whose package leaves it CommonJS (no "type"): it loads apart, through tsImport.
+const COMMONJS_PLUGIN = `import { format } from 'node:util';
+
+export default {
+  name: 'commonjs-header',
+  description: 'Sets X-CommonJS.',
+  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  setup() {
+    return async (ctx: { set(name: string, value: string): void }, next: () => Promise<void>) => {
+      await next();
+      ctx.set('x-commonjs', format('%s', 'loaded'));
+    };
+  },
+};
+`;
+
 const pipelinesYaml = (upstream: string) => `
-plugins: [aigw-plugin-example, ./refuse-marked.ts]
+plugins: [aigw-plugin-example, ./refuse-marked.ts, ./commonjs]
 providerPackages: [aigw-provider-example]
 providers:
   example-compat:
@@ -57,6 +73,7 @@ pipelines:
       - auth
       - example-header: { header: X-Example-Plugin, value: loaded-from-npm }
       - refuse-marked
+      - commonjs-header
 `;
 
 describe('an operator project that installs the packed gateway and the example packages', () => {
@@ -92,6 +109,9 @@ describe('an operator project that installs the packed gateway and the example p
     });
     await writeFile(join(project, 'pipelines.yaml'), pipelinesYaml(fake.baseUrl));
     await writeFile(join(project, 'refuse-marked.ts'), LOCAL_PLUGIN);
+    await mkdir(join(project, 'commonjs'));
+    await writeFile(join(project, 'commonjs', 'package.json'), JSON.stringify({ name: 'commonjs-header', main: 'index.ts' }));
+    await writeFile(join(project, 'commonjs', 'index.ts'), COMMONJS_PLUGIN);
 
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
@@ -148,6 +168,7 @@ describe('an operator project that installs the packed gateway and the example p
     assert.equal(body.choices[0].message.content, 'Hello world');
     assert.equal(headers.get('x-provider'), 'example-compat');
     assert.equal(headers.get('x-example-plugin'), 'loaded-from-npm');
+    assert.equal(headers.get('x-commonjs'), 'loaded');
     const sent = fake.requests.at(-1)!;
     assert.equal(sent.path, '/v1/chat/completions');
     assert.equal(sent.headers.authorization, 'Bearer upstream-secret');
