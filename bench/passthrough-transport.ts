@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfig } from '../core/config/load.ts';
+import { parseConfig } from '../test/helpers/config.ts';
 import { answerHeaders, BodyLimit, forwardedHeaders } from '../core/dispatch/passthrough.ts';
 import { forwardingHeaders, type ForwardingRules } from '../core/dispatch/passthrough-forwarded.ts';
 import { joinUnderBase } from '../core/dispatch/passthrough-path.ts';

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { AdminCallError } from './cli/admin-client.ts';
 import { ADMIN_GROUPS, ADMIN_USAGE, adminCommand, UsageError } from './cli/admin-commands.ts';
 import { ConfigError } from './config/document.ts';
+import { builtIns } from './cli/builtins.ts';
 import { loadConfig } from './config/load.ts';
 import { renderProviderTable, withProviderTable } from './dispatch/provider-table.ts';
 import { createGateway } from './gateway.ts';
@@ -43,7 +44,7 @@ function configOption(args: string[]) {
 
 async function start(args: string[]): Promise<number> {
   const { values } = configOption(args);
-  const loaded = await loadConfig({ file: values.config });
+  const loaded = await loadConfig({ file: values.config, builtIns });
   const logger = createLogger();
   const gateway = await createGateway(loaded, { logger });
   const url = await gateway.listen();
@@ -77,14 +78,14 @@ async function start(args: string[]): Promise<number> {
 async function validate(args: string[]): Promise<number> {
   const { positionals, values } = parseArgs({ args, options: { config: { type: 'string', short: 'c' } }, allowPositionals: true });
   const file = positionals[0] ?? values.config;
-  await loadConfig({ file });
+  await loadConfig({ file, builtIns });
   process.stdout.write(`${file ?? process.env.AIGW_CONFIG ?? 'pipelines.yaml'}: valid\n`);
   return 0;
 }
 
 async function providersCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { config: { type: 'string', short: 'c' }, write: { type: 'string' } }, strict: true });
-  const loaded = await loadConfig({ file: values.config });
+  const loaded = await loadConfig({ file: values.config, builtIns });
   const table = renderProviderTable(loaded.providers.list());
   if (!values.write) {
     process.stdout.write(`${table}\n`);
@@ -97,11 +98,12 @@ async function providersCommand(args: string[]): Promise<number> {
 
 async function migrateCommand(args: string[]): Promise<number> {
   const { values } = configOption(args);
-  const loaded = await loadConfig({ file: values.config });
+  const loaded = await loadConfig({ file: values.config, builtIns });
   const stores = await openStores(loaded.config, { migrate: false });
   try {
-    const result = await migrate(stores.db);
-    process.stdout.write(result.applied.length > 0 ? `applied: ${result.applied.join(', ')}\n` : `up to date (${result.current})\n`);
+    const plugins = loaded.plugins.list().flatMap((p) => (p.migrations ? [{ namespace: p.name, dir: p.migrations }] : []));
+    const result = await migrate(stores.db, plugins);
+    process.stdout.write(result.applied.length > 0 ? `applied: ${result.applied.join(', ')}\n` : `up to date (${result.current.join(', ')})\n`);
   } finally {
     await stores.close();
   }

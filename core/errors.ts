@@ -31,7 +31,43 @@ export const ERROR_CATALOGUE = {
   UPSTREAM_TIMEOUT: 504,
 } as const;
 
-export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+/** The core's codes; plugins add theirs with registerErrorCode (PluginDefinition.errors). */
+export type CoreErrorCode = keyof typeof ERROR_CATALOGUE;
+/** A core code, or one a plugin registered. */
+export type ErrorCode = CoreErrorCode | (string & {});
+
+export const ERROR_CODE_PATTERN = /^[A-Z][A-Z0-9_]{2,63}$/;
+
+/**
+ * Registered codes live on globalThis: a plugin package may load its own copy of this module (the gateway's
+ * compiled build beside a source checkout), and both copies must see one catalogue.
+ */
+const registry = ((globalThis as Record<symbol, unknown>)[Symbol.for('aigw.errorCodes')] ??= new Map<string, { status: number; origin: string }>()) as Map<string, { status: number; origin: string }>;
+
+/**
+ * Adds a code to the catalogue. Registering a code again with the same status is harmless (many gateways in one
+ * process); another status, or a core code, is refused.
+ */
+export function registerErrorCode(code: string, status: number, origin: string): void {
+  if (!ERROR_CODE_PATTERN.test(code)) throw new Error(`${origin}: error code ${JSON.stringify(code)} must match ${ERROR_CODE_PATTERN}`);
+  if (!Number.isInteger(status) || status < 400 || status > 599) throw new Error(`${origin}: error code ${code} needs an HTTP status from 400 to 599, got ${status}`);
+  if (code in ERROR_CATALOGUE) throw new Error(`${origin}: error code ${code} is one of the core's`);
+  const known = registry.get(code);
+  if (known && known.status !== status) throw new Error(`${origin}: error code ${code} is already registered by ${known.origin} with status ${known.status}`);
+  if (!known) registry.set(code, { status, origin });
+}
+
+/** Every code the gateway may answer with, and its status: the core's, then the registered ones. */
+export function errorCatalogue(): Record<string, number> {
+  return { ...ERROR_CATALOGUE, ...Object.fromEntries([...registry].map(([code, { status }]) => [code, status])) };
+}
+
+export function errorStatus(code: string): number | undefined {
+  return (ERROR_CATALOGUE as Record<string, number>)[code] ?? registry.get(code)?.status;
+}
+
+/** Marks gateway errors across copies of this module, so that `instanceof` holds for a plugin's errors too. */
+const BRAND = Symbol.for('aigw.GatewayError');
 
 export class GatewayError extends Error {
   readonly code: ErrorCode;
@@ -41,13 +77,21 @@ export class GatewayError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, message: string, details?: unknown, headers: Record<string, string> = {}) {
+    const status = errorStatus(code);
+    // A code nobody registered is a bug of its thrower: it surfaces as INTERNAL_ERROR, with this message logged.
+    if (status === undefined) throw new Error(`unknown error code ${JSON.stringify(code)}: a plugin registers its codes in its definition's errors`);
     // Messages and details quote caller input (a model id, a path, a claim): bounded here, once for every error.
     super(clipMessage(message));
     this.name = 'GatewayError';
     this.code = code;
-    this.status = ERROR_CATALOGUE[code];
+    this.status = status;
     this.details = clipDetails(details ?? null, 0);
     this.headers = headers;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
   }
 }
 

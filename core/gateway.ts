@@ -10,20 +10,22 @@ import { adminRouter } from './api/admin/index.ts';
 import { healthRouter } from './api/health.ts';
 import { UpgradedSockets } from './api/proxy-upgrade.ts';
 import { buildOpenApiDocument, openApiRouter } from './api/openapi.ts';
-import { BudgetService } from './budget/budgets.ts';
 import type { LoadedConfig } from './config/load.ts';
 import { Breakers } from './dispatch/breakers.ts';
 import { createDispatcher } from './dispatch/dispatcher.ts';
 import { createProviderIO } from './dispatch/provider-io.ts';
 import { RoutingTable } from './dispatch/routing.ts';
 import { UpstreamClient } from './dispatch/upstream.ts';
-import { createIdentity } from './identity/services.ts';
+import { createIdentity, type IdentityServices as Identity } from './identity/services.ts';
 import { endpoints } from './ingress/endpoints.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { Clock, PluginServices } from './pipeline/plugin.ts';
-import { clientIpResolver, pipelineForRoute, routeEntry, setupPipelines } from './pipeline/runner.ts';
+import { pluginAdminRoutes, pluginEndpoints } from './pipeline/plugin-routes.ts';
+import { clientIpResolver, initPlugins, pipelineForRoute, routeEntry, setupPipelines } from './pipeline/runner.ts';
 import { ConnectionLimiter } from './server/connections.ts';
 import { createTraffic, requestContext } from './server/request-context.ts';
+import type { Database } from './store/database.ts';
+import type { KV } from './store/kv.ts';
 import { openStores } from './store/open.ts';
 import { VERSION } from './version.ts';
 
@@ -35,10 +37,25 @@ export interface GatewayOptions {
   dbSchema?: string;
 }
 
+/** The gateway's own services: the stores and identity in full (plugins get the narrow PluginServices). */
+export interface GatewayServices {
+  config: LoadedConfig['config'];
+  db: Database;
+  kv: KV;
+  logger: Logger;
+  clock: Clock;
+  apiKeys: Identity['apiKeys'];
+  directory: Identity['directory'];
+  authenticator: Identity['authenticator'];
+  providers: LoadedConfig['providers'];
+}
+
 export interface Gateway {
   app: Koa;
   server: Server;
-  services: PluginServices;
+  services: GatewayServices;
+  /** What a plugin's init returned (undefined for a plugin without init, or an unknown name). */
+  pluginState(name: string): unknown;
   /** Listens on server.port/host (or the given port); resolves with the loopback URL. */
   listen(port?: number): Promise<string>;
   /** Graceful: stop accepting, drain up to the deadline, flush, close the stores. Idempotent. */
@@ -62,6 +79,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
 
   const stores = await openStores(config, {
     migrate: true,
+    pluginMigrations: loaded.plugins.list().flatMap((p) => (p.migrations ? [{ namespace: p.name, dir: p.migrations }] : [])),
     ...(options.dbSchema ? { dbSchema: options.dbSchema } : {}),
     ...(options.kvPrefix ? { kvPrefix: options.kvPrefix } : {}),
     onNoVector: (reason) => logger.warn({ reason }, 'pgvector is not available on this Postgres: vector search will use an exact scan'),
@@ -84,12 +102,16 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   const identity = createIdentity(config, db, kv, clock.now, logger);
   // Last-used times are written after in-flight requests finish and before the stores close.
   closeHooks.push(() => identity.lastUsed.stop());
-  const services: PluginServices = {
+  const services: GatewayServices = {
     config, db, kv, logger, clock,
     apiKeys: identity.apiKeys,
     directory: identity.directory,
     authenticator: identity.authenticator,
     providers: loaded.providers,
+  };
+  const pluginServices: PluginServices = {
+    config, db, kv, logger, clock,
+    identity: { authenticate: (credential) => identity.authenticator.authenticate(credential) },
     onClose: (hook) => closeHooks.push(hook),
   };
 
@@ -103,8 +125,10 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   identity.lastUsed.start();
 
   let pipelines: Awaited<ReturnType<typeof setupPipelines>>;
+  let shared: Map<string, unknown>;
   try {
-    pipelines = await setupPipelines(config, loaded.plugins, services);
+    shared = await initPlugins(config, loaded.plugins, pluginServices);
+    pipelines = await setupPipelines(config, loaded.plugins, pluginServices, shared);
   } catch (err) {
     // Plugins set up before the failing one may hold connections or timers: release them as a shutdown would.
     await runCloseHooks();
@@ -119,6 +143,8 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     io,
     gatewayTools: new Map(),
   });
+  const extraEndpoints = pluginEndpoints(loaded.plugins.list(), pluginServices, shared);
+  const extraAdminRoutes = pluginAdminRoutes(loaded.plugins.list(), pluginServices, shared);
   const traffic = createTraffic();
   const connections = new ConnectionLimiter(config.server.maxConnections, logger);
 
@@ -129,10 +155,10 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   app.use(requestContext(logger, traffic, config.server.accessLog));
   const routers = [
     healthRouter({ db, kv, breakers, connections: () => connections.stats(), upstreamPools: () => upstream.pools() }),
-    openApiRouter(buildOpenApiDocument(endpoints, VERSION)),
+    openApiRouter(buildOpenApiDocument([...endpoints, ...extraEndpoints], VERSION, extraAdminRoutes)),
     adminRouter({
       ...identity,
-      budgets: new BudgetService(db, kv, () => clock.now(), config.auth.keyCacheTtlMs, logger),
+      extraRoutes: extraAdminRoutes,
       credentials: {
         adminToken: config.auth.adminToken,
         controlToken: lock?.controlToken,
@@ -147,7 +173,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     const router = new Router();
     const clientIp = clientIpResolver(config.server);
     const localDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock };
-    for (const endpoint of endpoints) {
+    for (const endpoint of [...endpoints, ...extraEndpoints]) {
       const pipeline = pipelineForRoute(config, endpoint.path);
       const last = endpoint.kind === 'dispatch' ? dispatcher : endpoint.handler(localDeps);
       const chain = [routeEntry(endpoint, pipeline.name, config.server.jsonBodyLimitBytes, logger, clientIp), ...pipelines.get(pipeline.name)!, last];
@@ -200,5 +226,5 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     });
   });
 
-  return { app, server, services, listen, close };
+  return { app, server, services, pluginState: (name) => shared.get(name), listen, close };
 }

@@ -6,3 +6,6 @@ import ratelimit from './ratelimit/index.ts';
 import usage from './usage/index.ts';
 
 export const builtInPlugins = [auth, ipAllow, ratelimit, usage, budget];
+
+/** The implicit `default` pipeline of a file that declares none: every built-in, in the order they must run. */
+export const defaultPipeline = [auth.name, ipAllow.name, ratelimit.name, budget.name, usage.name];

@@ -4,25 +4,25 @@
  */
 import Router from '@koa/router';
 import type { JsonSchema } from '../config/schema.ts';
-import { ERROR_CATALOGUE, type ErrorEnvelope } from '../errors.ts';
-import type { EndpointDefinition } from '../ingress/endpoint.ts';
+import { errorCatalogue, type ErrorEnvelope } from '../errors.ts';
+import type { AdminRouteDescription, EndpointDescription } from '../pipeline/routes.ts';
 import { ADMIN_PREFIX } from './admin/index.ts';
-import { adminRoutes, type AdminRoute } from './admin/routes.ts';
+import { adminRoutes } from './admin/routes.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pagination.ts';
 
-const errorSchema: JsonSchema = {
+const errorSchema = (): JsonSchema => ({
   type: 'object', required: ['error'],
   properties: {
     error: {
       type: 'object', required: ['code', 'message'],
       properties: {
-        code: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) },
+        code: { type: 'string', enum: Object.keys(errorCatalogue()) },
         message: { type: 'string' },
         details: { nullable: true, description: 'Per code: for VALIDATION_ERROR a list of {path, message}.' },
       },
     },
   },
-};
+});
 
 const errorResponse = (description: string) => ({
   description,
@@ -52,7 +52,7 @@ function envelopeResponse(description: string, envelope: ErrorEnvelope, orCanoni
 
 const jsonContent = (schema: JsonSchema) => ({ 'application/json': { schema } });
 
-function endpointOperation(endpoint: EndpointDefinition) {
+function endpointOperation(endpoint: EndpointDescription) {
   // Keys like "200-stream" add another content type to the same status.
   const responses: Record<string, { description: string; content: Record<string, unknown> }> = {};
   for (const [key, response] of Object.entries(endpoint.responses)) {
@@ -101,7 +101,7 @@ const listSchema = (items: JsonSchema | undefined): JsonSchema => ({
   },
 });
 
-function adminOperation(route: AdminRoute) {
+function adminOperation(route: AdminRouteDescription) {
   const parameters = [
     ...[...route.path.matchAll(/:([A-Za-z_]\w*)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } })),
     ...Object.entries(route.filters ?? {}).map(([name, description]) => ({ name, in: 'query', required: false, description, schema: { type: 'string' } })),
@@ -126,13 +126,13 @@ function adminOperation(route: AdminRoute) {
   };
 }
 
-export function buildOpenApiDocument(endpoints: readonly EndpointDefinition[], version: string): Record<string, unknown> {
+export function buildOpenApiDocument(endpoints: readonly EndpointDescription[], version: string, extraAdminRoutes: readonly AdminRouteDescription[] = []): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const endpoint of endpoints) {
     const path = toOpenApiPath(endpoint.routePattern ?? endpoint.path);
     paths[path] = { ...(paths[path] ?? {}), [endpoint.method.toLowerCase()]: endpointOperation(endpoint) };
   }
-  for (const route of adminRoutes) {
+  for (const route of [...adminRoutes, ...extraAdminRoutes]) {
     const path = ADMIN_PREFIX + toOpenApiPath(route.path);
     paths[path] = { ...(paths[path] ?? {}), [route.method.toLowerCase()]: adminOperation(route) };
   }
@@ -151,7 +151,7 @@ export function buildOpenApiDocument(endpoints: readonly EndpointDefinition[], v
     servers: [{ url: '/' }],
     paths,
     components: {
-      schemas: { Error: errorSchema, MessagesError: envelopeSchemas.messages, LegacyError: envelopeSchemas.legacy },
+      schemas: { Error: errorSchema(), MessagesError: envelopeSchemas.messages, LegacyError: envelopeSchemas.legacy },
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (aigw_sk_...) or a JWT.' },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key.' },

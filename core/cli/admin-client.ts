@@ -9,7 +9,9 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { LoadedConfig } from '../config/load.ts';
 import { ADMIN_PREFIX, adminRouter } from '../api/admin/index.ts';
-import { BudgetService } from '../budget/budgets.ts';
+import { pluginAdminRoutes } from '../pipeline/plugin-routes.ts';
+import { initPlugins } from '../pipeline/runner.ts';
+import type { PluginServices } from '../pipeline/services.ts';
 import { createIdentity } from '../identity/services.ts';
 import { silentLogger } from '../logger.ts';
 import { createTraffic, requestContext } from '../server/request-context.ts';
@@ -43,16 +45,25 @@ export async function withAdminApi<T>(loaded: LoadedConfig, work: (admin: AdminC
     return work((method, path, body) => call(url, controlToken, method, path, body));
   }
 
-  const stores = await openStores(config, { migrate: true });
+  const pluginMigrations = loaded.plugins.list().flatMap((p) => (p.migrations ? [{ namespace: p.name, dir: p.migrations }] : []));
+  const stores = await openStores(config, { migrate: true, pluginMigrations });
   const server = createServer();
+  const closeHooks: Array<() => Promise<void>> = [];
   try {
     const identity = createIdentity(config, stores.db, stores.kv, Date.now, silentLogger());
+    // Plugins' admin routes (budgets, ...) are served too, over the same stores.
+    const services: PluginServices = {
+      config, db: stores.db, kv: stores.kv, logger: silentLogger(), clock: { now: Date.now },
+      identity: { authenticate: (credential) => identity.authenticator.authenticate(credential) },
+      onClose: (hook) => closeHooks.push(hook),
+    };
+    const plugins = loaded.plugins.list();
+    const extraRoutes = pluginAdminRoutes(plugins, services, await initPlugins(config, loaded.plugins, services));
     const controlToken = randomBytes(32).toString('base64url');
     const app = new Koa();
     app.silent = true;
     app.use(requestContext(silentLogger(), createTraffic(), false));
-    const budgets = new BudgetService(stores.db, stores.kv, Date.now, config.auth.keyCacheTtlMs);
-    const router = adminRouter({ ...identity, budgets, credentials: { controlToken } });
+    const router = adminRouter({ ...identity, extraRoutes, credentials: { controlToken } });
     app.use(router.routes()).use(router.allowedMethods({ throw: true }));
     server.on('request', app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -60,6 +71,7 @@ export async function withAdminApi<T>(loaded: LoadedConfig, work: (admin: AdminC
     return await work((method, path, body) => call(url, controlToken, method, path, body));
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const hook of closeHooks) await hook().catch(() => {});
     await stores.close();
   }
 }

@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load.ts';
+import { builtIns } from './builtins.ts';
 import { withAdminApi, type AdminCall } from './admin-client.ts';
 
 export class UsageError extends Error {}
@@ -227,7 +228,7 @@ export async function adminCommand(group: string, args: string[]): Promise<numbe
   if (positionals.length !== expected.length) {
     throw new UsageError(`${group} ${name} takes ${expected.length === 0 ? 'no arguments' : expected.join(' ')}`);
   }
-  const loaded = await loadConfig({ file: values.config as string | undefined });
+  const loaded = await loadConfig({ file: values.config as string | undefined, builtIns });
   const answer = await withAdminApi(loaded, (admin) => command.run(admin, values, positionals));
   const text = values.json || !command.print ? JSON.stringify(answer, null, 2) : command.print(answer);
   process.stdout.write(`${text}\n`);

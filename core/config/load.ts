@@ -4,8 +4,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
-import { builtInPlugins } from '../../plugins/index.ts';
-import { builtInProviders } from '../../providers/index.ts';
 import { ProviderRegistry } from '../dispatch/provider-registry.ts';
 import { importDefinitions } from '../pipeline/modules.ts';
 import { PluginRegistry } from '../pipeline/registry.ts';
@@ -22,7 +20,18 @@ export interface LoadedConfig {
   providers: ProviderRegistry;
 }
 
+/**
+ * What the gateway or CLI registers before the file's own packages: the built-in plugins and providers, and the
+ * plugin list of the implicit `default` pipeline. The loader knows none of them by name.
+ */
+export interface BuiltIns {
+  plugins: readonly unknown[];
+  providers: readonly unknown[];
+  defaultPipeline: readonly string[];
+}
+
 export interface LoadOptions {
+  builtIns: BuiltIns;
   /** Config path; default $AIGW_CONFIG, then ./pipelines.yaml. */
   file?: string;
   env?: NodeJS.ProcessEnv;
@@ -31,12 +40,12 @@ export interface LoadOptions {
 
 type Data = Record<string, unknown>;
 
-export function configPath(options: LoadOptions = {}): string {
+export function configPath(options: Partial<LoadOptions> = {}): string {
   const env = options.env ?? process.env;
   return resolve(options.cwd ?? process.cwd(), options.file ?? env.AIGW_CONFIG ?? 'pipelines.yaml');
 }
 
-export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfig> {
+export async function loadConfig(options: LoadOptions): Promise<LoadedConfig> {
   const cwd = options.cwd ?? process.cwd();
   const path = configPath(options);
   const display = relative(cwd, path) || path;
@@ -46,12 +55,12 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   } catch (err) {
     throw new ConfigError(display, [{ pointer: '', message: `cannot read the config file: ${(err as Error).message}` }]);
   }
-  return parseConfig(text, { file: path, display, env: options.env ?? process.env, cwd });
+  return parseConfig(text, { file: path, display, env: options.env ?? process.env, cwd, builtIns: options.builtIns });
 }
 
 export async function parseConfig(
   text: string,
-  source: { file: string; display?: string; env: NodeJS.ProcessEnv; cwd?: string },
+  source: { file: string; display?: string; env: NodeJS.ProcessEnv; cwd?: string; builtIns: BuiltIns },
 ): Promise<LoadedConfig> {
   const display = source.display ?? source.file;
   const dir = dirname(source.file);
@@ -68,8 +77,8 @@ export async function parseConfig(
 
   const plugins = new PluginRegistry();
   const providers = new ProviderRegistry();
-  for (const p of builtInPlugins) plugins.register(p);
-  for (const p of builtInProviders) providers.register(p);
+  for (const p of source.builtIns.plugins) plugins.register(p);
+  for (const p of source.builtIns.providers) providers.register(p);
   fail(await registerThirdParty(data, doc, dir, plugins, providers));
 
   const schema = buildConfigSchema(
@@ -79,7 +88,7 @@ export async function parseConfig(
   const validate = createAjv({ useDefaults: true }).compile(schema);
   if (!validate(data)) fail(configIssues(validate.errors ?? [], doc));
 
-  const config = withImplicitDefault(toConfig(data, { file: source.file, dir }), plugins);
+  const config = withImplicitDefault(toConfig(data, { file: source.file, dir }), plugins, source.builtIns.defaultPipeline);
   fail(semanticIssues(config, providers, plugins).map((i) => ({ ...i, ...doc.locate(i.pointer, i.key) })));
   return { config, plugins, providers };
 }
@@ -110,15 +119,13 @@ function applyEnvironmentDefaults(data: Data, env: NodeJS.ProcessEnv, cwd: strin
 }
 
 /**
- * Routes that no pipeline names are served by the pipeline named `default`; a file that declares none gets this
- * one: the whole chain of built-in plugins. Each entry takes the settings of the first entry of the same plugin
- * the file declares (so limits configured on one pipeline hold on every route), else its schema's defaults.
+ * Routes that no pipeline names are served by the pipeline named `default`; a file that declares none gets the
+ * built-ins' default chain. Each entry takes the settings of the first entry of the same plugin the file
+ * declares (so limits configured on one pipeline hold on every route), else its schema's defaults.
  */
-export const IMPLICIT_DEFAULT_PLUGINS = ['auth', 'ip-allow', 'ratelimit', 'budget', 'usage'] as const;
-
-function withImplicitDefault(config: GatewayConfig, plugins: PluginRegistry): GatewayConfig {
+function withImplicitDefault(config: GatewayConfig, plugins: PluginRegistry, chain: readonly string[]): GatewayConfig {
   if (config.pipelines.some((p) => p.name === DEFAULT_PIPELINE)) return config;
-  const entries = IMPLICIT_DEFAULT_PLUGINS.flatMap((name): PluginEntry[] => {
+  const entries = chain.flatMap((name): PluginEntry[] => {
     const declared = config.pipelines.flatMap((p) => p.plugins).find((e) => e.name === name);
     if (declared) return [{ name, config: structuredClone(declared.config) }];
     const plugin = plugins.get(name);

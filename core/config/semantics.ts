@@ -15,11 +15,11 @@ export interface SemanticIssue {
 
 export const DEFAULT_PIPELINE = 'default';
 
-/** Plugins that read gw.caller: listed before auth they would see no caller on any request. */
-const AFTER_AUTH = ['ip-allow', 'budget', 'usage'];
+/** The fact a plugin provides when it sets gw.caller; every /v1 route and the passthrough need it. */
+export const CALLER = 'caller';
 
 export function semanticIssues(config: GatewayConfig, providers: ProviderRegistry, plugins: PluginRegistry): SemanticIssue[] {
-  return [...serverIssues(config), ...pipelineIssues(config), ...pluginEntryIssues(config, plugins), ...modelIssues(config), ...providerIssues(config, providers)];
+  return [...serverIssues(config), ...pipelineIssues(config, plugins), ...pluginEntryIssues(config, plugins), ...modelIssues(config), ...providerIssues(config, providers)];
 }
 
 /** Each plugin's own rules across its entries (PluginDefinition.checkEntries), which start would otherwise meet in setup. */
@@ -60,11 +60,16 @@ function serverIssues(config: GatewayConfig): SemanticIssue[] {
   return issues;
 }
 
-function pipelineIssues(config: GatewayConfig): SemanticIssue[] {
+function pipelineIssues(config: GatewayConfig, plugins: PluginRegistry): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
-  const known = endpointPaths();
+  const known = [...endpointPaths(), ...new Set(plugins.list().flatMap((p) => (p.endpoints ?? []).map((e) => e.path)))];
   const names = new Map<string, number>();
   const owners = new Map<string, string>();
+  const providersOf = (fact: string) => plugins.list().filter((p) => p.provides?.includes(fact)).map((p) => p.name);
+  const suggest = (fact: string) => {
+    const candidates = providersOf(fact);
+    return candidates.length > 0 ? ` (provided by: ${candidates.join(', ')})` : '';
+  };
   config.pipelines.forEach((pipeline, i) => {
     const at = `/pipelines/${i}`;
     if (names.has(pipeline.name)) issues.push({ pointer: `${at}/name`, message: `pipeline name "${pipeline.name}" is already used by /pipelines/${names.get(pipeline.name)}` });
@@ -74,19 +79,21 @@ function pipelineIssues(config: GatewayConfig): SemanticIssue[] {
       else if (owners.has(route)) issues.push({ pointer: `${at}/routes/${j}`, message: `route ${route} is already served by pipeline "${owners.get(route)}"` });
       else owners.set(route, pipeline.name);
     });
-    const servesV1 = pipeline.name === DEFAULT_PIPELINE || pipeline.routes.some((r) => r.startsWith('/v1/'));
-    if (servesV1 && !pipeline.plugins.some((p) => p.name === 'auth')) {
-      issues.push({ pointer: `${at}/plugins`, message: `pipeline "${pipeline.name}" serves /v1 routes but has no auth plugin; every /v1 endpoint requires a credential` });
-    } else if (pipeline.routes.includes('/proxy') && !pipeline.plugins.some((p) => p.name === 'auth')) {
-      // The passthrough spends the gateway's provider credentials: never without a caller.
-      issues.push({ pointer: `${at}/plugins`, message: `pipeline "${pipeline.name}" serves /proxy but has no auth plugin; the passthrough requires a credential` });
-    }
-    const authAt = pipeline.plugins.findIndex((p) => p.name === 'auth');
+    const provided = new Set<string>();
     pipeline.plugins.forEach((entry, j) => {
-      if (AFTER_AUTH.includes(entry.name) && (authAt === -1 || authAt > j)) {
-        issues.push({ pointer: `${at}/plugins/${j}`, message: `plugin "${entry.name}" reads the caller: list it after auth` });
+      const plugin = plugins.get(entry.name);
+      for (const fact of plugin?.requires ?? []) {
+        if (!provided.has(fact)) issues.push({ pointer: `${at}/plugins/${j}`, message: `plugin "${entry.name}" requires "${fact}": list it after a plugin that provides it${suggest(fact)}` });
       }
+      for (const fact of plugin?.provides ?? []) provided.add(fact);
     });
+    const servesV1 = pipeline.name === DEFAULT_PIPELINE || pipeline.routes.some((r) => r.startsWith('/v1/'));
+    if (servesV1 && !provided.has(CALLER)) {
+      issues.push({ pointer: `${at}/plugins`, message: `pipeline "${pipeline.name}" serves /v1 routes but no plugin of it provides "${CALLER}"${suggest(CALLER)}; every /v1 endpoint requires a credential` });
+    } else if (pipeline.routes.includes('/proxy') && !provided.has(CALLER)) {
+      // The passthrough spends the gateway's provider credentials: never without a caller.
+      issues.push({ pointer: `${at}/plugins`, message: `pipeline "${pipeline.name}" serves /proxy but no plugin of it provides "${CALLER}"${suggest(CALLER)}; the passthrough requires a credential` });
+    }
   });
   return issues;
 }

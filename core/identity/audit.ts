@@ -11,10 +11,8 @@ export async function recordAdminWrite(
   );
 }
 
-/** Who is acting on the admin side, and which tenant they may touch (null: every tenant). */
-export interface AdminScope {
-  actor: string;
-  tenantId: string | null;
-}
+import type { AdminScope } from '../pipeline/routes.ts';
+
+export type { AdminScope };
 
 export const FULL_ADMIN = (actor: string): AdminScope => ({ actor, tenantId: null });

@@ -4,12 +4,12 @@
  * `access_token` cookie. A JWT in x-api-key is ignored, as the spec says.
  */
 import { GatewayError } from '../errors.ts';
-import type { Caller } from '../pipeline/context.ts';
+import type { Caller, Credential } from '../pipeline/caller.ts';
 import { KEY_PREFIX, type ApiKeyService } from './api-keys.ts';
 import type { Directory } from './directory.ts';
 import type { JwtIdentity, JwtVerifier } from './jwt.ts';
 
-export type Credential = { kind: 'api_key'; value: string } | { kind: 'jwt'; value: string };
+export type { Credential };
 
 export interface PresentedHeaders {
   authorization?: string | undefined;

@@ -7,8 +7,7 @@
  */
 import { GatewayError } from '../errors.ts';
 import { LogThrottle } from '../log-throttle.ts';
-import type { Logger } from '../logger.ts';
-import type { KV } from '../store/kv.ts';
+import type { PluginKv, PluginLogger } from '../pipeline/services.ts';
 
 const LOG_EVERY_MS = 60_000;
 
@@ -18,8 +17,8 @@ export class IdentityCache {
   private readonly throttle: LogThrottle;
 
   constructor(
-    private readonly kv: KV,
-    private readonly logger: Logger | undefined,
+    private readonly kv: PluginKv,
+    private readonly logger: PluginLogger | undefined,
     now: () => number = Date.now,
     /** Logged (warn) when the KV fails, at most once a minute. */
     private readonly outage = 'the KV is unreachable: identity lookups go to the database until it answers',

@@ -4,11 +4,9 @@
  */
 import type { JsonSchema } from '../config/schema.ts';
 
-export interface RateLimits {
-  requestsPerMinute?: number;
-  requestsPerDay?: number;
-  tokensPerDay?: number;
-}
+import type { EffectivePolicy, RateLimits } from '../pipeline/caller.ts';
+
+export type { EffectivePolicy, RateLimits };
 
 /** One level's policy, as stored on an organization or a department. */
 export interface Policy {
@@ -19,14 +17,6 @@ export interface Policy {
   rateLimits?: RateLimits;
 }
 
-/** The policy a caller is under: its organization's narrowed by its department's. */
-export interface EffectivePolicy {
-  /** Every allow-list that applies; a model must be in all of them. */
-  allowLists: ReadonlyArray<ReadonlySet<string>>;
-  /** Overrides, most specific level first. */
-  overrides: ReadonlyArray<Readonly<Record<string, string>>>;
-  rateLimits: RateLimits;
-}
 
 export const UNRESTRICTED: EffectivePolicy = Object.freeze({ allowLists: [], overrides: [], rateLimits: {} });
 

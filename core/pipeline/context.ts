@@ -4,26 +4,10 @@
 import type { Next, ParameterizedContext } from 'koa';
 import type { CanonicalRequest, CanonicalResult, ChatCompletionChunk, Usage } from '../canonical/chat.ts';
 import type { GatewayError } from '../errors.ts';
-import type { EffectivePolicy, RateLimits } from '../identity/policy.ts';
-import type { EndpointDefinition } from '../ingress/endpoint.ts';
+import type { Caller } from './caller.ts';
+import type { EndpointDescription } from './routes.ts';
 
-export interface Caller {
-  kind: 'api_key' | 'jwt';
-  /** The key id or the JWT subject. */
-  id: string;
-  tenantId: string;
-  organizationId: string | null;
-  departmentId: string | null;
-  capabilities: readonly string[];
-  /** The key's address allow-list (single addresses and CIDR ranges); empty means unrestricted. */
-  allowedIps: readonly string[];
-  /** The key's own limits, for the ratelimit plugin; null for JWT callers and keys without limits. */
-  rateLimits: RateLimits | null;
-  /** The JWT's role claim (`admin` may use /admin/v1); null for API keys. */
-  role: string | null;
-  /** The organization's policy narrowed by the department's: model allow-lists, overrides, rate limits. */
-  policy: EffectivePolicy;
-}
+export type { Caller };
 
 export interface ResolvedTarget {
   provider: string;
@@ -43,15 +27,34 @@ export interface StreamOutcome {
   error?: GatewayError;
 }
 
-/** Observes a stream as it flows: called per chunk, then exactly once on completion. Never holds chunks. */
-export interface StreamTap {
-  chunk?(chunk: ChatCompletionChunk): void;
+/**
+ * A plugin's part of the response path. Responses pass the stages in reverse pipeline order (Envoy's encode
+ * path): the stage of the plugin listed last (nearest the dispatcher) sees the answer first, and what it
+ * changes is what the plugins listed before it see. Register with gw.stage() at any point of the request.
+ */
+export interface ResponseStage {
+  /**
+   * A complete (non-streamed) answer: return a replacement, or nothing to keep it. Throwing a GatewayError
+   * answers with that error instead. Runs as control leaves the plugin, before the plugins listed before it.
+   */
+  result?(result: CanonicalResult): CanonicalResult | void | Promise<CanonicalResult | void>;
+  /**
+   * One chunk of a stream. Return nothing to pass it on unchanged, a chunk to pass that instead, or a list: []
+   * holds the chunk back, several release held ones (at most `holdBack` chunks may be held at once). Throwing a
+   * GatewayError ends the stream with the endpoint's error event; so does any other error (as INTERNAL_ERROR).
+   */
+  chunk?(chunk: ChatCompletionChunk): ChatCompletionChunk | readonly ChatCompletionChunk[] | void;
+  /** The stream is ending normally: return the chunks still held, to pass on before the end. May throw as chunk(). */
+  end?(): readonly ChatCompletionChunk[] | void;
+  /** Exactly once per stream that was sent, with what reached this stage: completed, aborted or failed. */
   complete?(outcome: StreamOutcome): void;
+  /** How many chunks this stage may hold back at once (default 0); holding more ends the stream as a bug. */
+  holdBack?: number;
 }
 
 export interface GatewayState {
   readonly requestId: string;
-  readonly endpoint: EndpointDefinition;
+  readonly endpoint: EndpointDescription & { kind: 'dispatch' | 'local' };
   readonly pipeline: string;
   /** performance.now() when the request arrived. */
   readonly startedAt: number;
@@ -75,10 +78,10 @@ export interface GatewayState {
   result?: CanonicalResult;
   /** Set when the provider reported no usage and the gateway estimated it (core/canonical/estimate.ts). */
   usageEstimated?: boolean;
-  /** A streaming answer; read it only through taps. */
+  /** A streaming answer; read it only through a stage. */
   stream?: AsyncIterable<ChatCompletionChunk>;
-  readonly taps: StreamTap[];
-  tap(observer: StreamTap): void;
+  /** Adds the calling plugin's stage to the response path (see ResponseStage for the order). */
+  stage(stage: ResponseStage): void;
 }
 
 export type GatewayContext = ParameterizedContext<{ gw: GatewayState; requestId: string }>;

@@ -1,46 +1,61 @@
 /**
- * The plugin contract: a named Koa middleware factory with a JSON schema for its configuration. Order
- * comes from the pipeline's list in pipelines.yaml; a plugin that answers early does not call next().
+ * The plugin contract. A plugin is a named middleware factory with a JSON schema for its configuration, and it
+ * may own more: its tables (migrations), its data-plane and admin routes, its KV operations, its error codes,
+ * per-gateway state shared by all of it (init), and the facts it needs from and gives to the pipeline
+ * (requires / provides), so that the core checks order without knowing any plugin's name. Order comes from the
+ * pipeline's list in pipelines.yaml; a plugin that answers early does not call next().
  */
-import type { Logger } from '../logger.ts';
-import type { GatewayConfig } from '../config/types.ts';
 import type { JsonSchema } from '../config/schema.ts';
-import type { Database } from '../store/database.ts';
-import type { KV } from '../store/kv.ts';
-import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
-import type { ApiKeyService } from '../identity/api-keys.ts';
-import type { Authenticator } from '../identity/authenticate.ts';
-import type { Directory } from '../identity/directory.ts';
+import { ERROR_CODE_PATTERN } from '../errors.ts';
 import type { GatewayMiddleware } from './context.ts';
+import type { PluginAdminRoute, PluginEndpoint } from './routes.ts';
+import type { PluginServices } from './services.ts';
 
-export interface Clock {
-  /** Wall time in ms since the epoch. */
-  now(): number;
+export type { Clock, PluginServices } from './services.ts';
+
+/**
+ * The contract version this gateway implements. definePlugin stamps it on a definition; the registry refuses a
+ * definition made for another version, with a message naming both.
+ */
+export const PLUGIN_API_VERSION = 1;
+
+export interface PluginErrorCode {
+  /** HTTP status, 400-599. */
+  status: number;
+  /** When the code is answered: for the plugin's docs and /openapi.json readers. */
+  description: string;
 }
 
-export interface PluginServices {
-  config: GatewayConfig;
-  db: Database;
-  kv: KV;
-  logger: Logger;
-  clock: Clock;
-  providers: ProviderRegistry;
-  apiKeys: ApiKeyService;
-  /** Tenants, organizations, departments and their policies. */
-  directory: Directory;
-  /** Turns a presented credential into a Caller (or a 401/403 GatewayError). */
-  authenticator: Authenticator;
-  /** Runs at shutdown after in-flight requests finish and before the stores close (flush buffers here). */
-  onClose(hook: () => Promise<void>): void;
-}
-
-export interface PluginDefinition<Config = Record<string, unknown>> {
+export interface PluginDefinition<Config = Record<string, unknown>, Shared = undefined> {
+  /** Set by definePlugin: the contract version the plugin was written against. */
+  apiVersion?: number;
   /** Lower-case name used in pipelines.yaml. */
   name: string;
   description: string;
   /** JSON schema of the entry's config; every property should carry a description. Defaults are applied. */
   configSchema: JsonSchema;
-  setup(config: Config, services: PluginServices): GatewayMiddleware | Promise<GatewayMiddleware>;
+  /**
+   * Facts this plugin needs an earlier plugin of the same pipeline to provide, such as "caller" (a plugin that
+   * reads gw.caller). The config loader refuses a pipeline that lists it before them.
+   */
+  requires?: readonly string[];
+  /** Facts this plugin establishes for the plugins after it ("caller": gw.caller is set when next() is called). */
+  provides?: readonly string[];
+  /** Error codes this plugin answers with, besides the core's: UPPER_SNAKE_CASE, with their HTTP status. */
+  errors?: Readonly<Record<string, PluginErrorCode>>;
+  /**
+   * A folder of `NNNN_name.sql` files, applied in order at start and by `aigw migrate`, each once, recorded as
+   * `<plugin>/<file>`, after the core's. Absolute (new URL('./migrations/', import.meta.url) with fileURLToPath).
+   */
+  migrations?: string;
+  /** Once per gateway, after the stores open and before any setup: state that entries and routes share. */
+  init?(services: PluginServices): Shared | Promise<Shared>;
+  /** Once per pipeline entry: the entry's middleware. */
+  setup(config: Config, services: PluginServices, shared: Shared): GatewayMiddleware | Promise<GatewayMiddleware>;
+  /** Data-plane endpoints this plugin serves (pipelines.yaml may attach pipelines to their paths). */
+  endpoints?: ReadonlyArray<PluginEndpoint<Shared>>;
+  /** Routes under /admin/v1, behind the admin credentials. */
+  adminRoutes?: ReadonlyArray<PluginAdminRoute<Shared>>;
   /**
    * Rules across the plugin's entries (of every pipeline, in file order) that its schema cannot say, such as
    * entries sharing one instance having to agree. The loader runs it, so `aigw validate` refuses with file:line
@@ -49,23 +64,65 @@ export interface PluginDefinition<Config = Record<string, unknown>> {
   checkEntries?(entries: readonly Config[]): Array<{ entry: number; message: string }>;
 }
 
+/** A definition of any config and shared state, as registries hold them. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyPluginDefinition = PluginDefinition<any, any>;
+
 const NAME = /^[a-z][a-z0-9-]{0,62}$/;
+const FACT = /^[a-z][a-z0-9-]{0,62}$/;
+const MIGRATION_FOLDER = /^(\/|[A-Za-z]:[\\/])/;
 
 /** Checks a plugin's metadata when it is defined or registered, not when the first request reaches it. */
-export function definePlugin<Config>(definition: PluginDefinition<Config>): PluginDefinition<Config> {
-  const problems = pluginProblems(definition);
+export function definePlugin<Config, Shared = undefined>(definition: PluginDefinition<Config, Shared>): PluginDefinition<Config, Shared> {
+  const stamped = { apiVersion: PLUGIN_API_VERSION, ...definition };
+  const problems = pluginProblems(stamped);
   if (problems.length > 0) throw new Error(`invalid plugin definition: ${problems.join('; ')}`);
-  return definition;
+  return stamped;
 }
 
 export function pluginProblems(value: unknown): string[] {
-  const d = value as Partial<PluginDefinition> | null;
-  if (!d || typeof d !== 'object') return ['a plugin module must export a definition object (definePlugin({...}))'];
+  const d = value as Partial<AnyPluginDefinition> | null;
+  if (!d || typeof d !== 'object') return ['a plugin module must export a definition object (definePlugin({...}) from aigw/plugin)'];
   const problems: string[] = [];
+  const label = `plugin ${JSON.stringify(d.name)}`;
+  if (d.apiVersion === undefined) {
+    problems.push(`${label} has no apiVersion: make it with definePlugin from aigw/plugin (this gateway implements plugin contract ${PLUGIN_API_VERSION})`);
+  } else if (d.apiVersion !== PLUGIN_API_VERSION) {
+    problems.push(`${label} was written for plugin contract ${JSON.stringify(d.apiVersion)}, and this gateway implements contract ${PLUGIN_API_VERSION}: use a version of the plugin made for it`);
+  }
   if (typeof d.name !== 'string' || !NAME.test(d.name)) problems.push(`name must match ${NAME} (got ${JSON.stringify(d.name)})`);
-  if (typeof d.description !== 'string' || d.description.length === 0) problems.push(`plugin ${d.name}: description is required`);
-  if (!d.configSchema || typeof d.configSchema !== 'object' || d.configSchema.type !== 'object') problems.push(`plugin ${d.name}: configSchema must be a JSON schema of type object`);
-  if (typeof d.setup !== 'function') problems.push(`plugin ${d.name}: setup must be a function`);
-  if (d.checkEntries !== undefined && typeof d.checkEntries !== 'function') problems.push(`plugin ${d.name}: checkEntries must be a function`);
+  if (typeof d.description !== 'string' || d.description.length === 0) problems.push(`${label}: description is required`);
+  if (!d.configSchema || typeof d.configSchema !== 'object' || d.configSchema.type !== 'object') problems.push(`${label}: configSchema must be a JSON schema of type object`);
+  if (typeof d.setup !== 'function') problems.push(`${label}: setup must be a function`);
+  for (const fn of ['checkEntries', 'init'] as const) {
+    if (d[fn] !== undefined && typeof d[fn] !== 'function') problems.push(`${label}: ${fn} must be a function`);
+  }
+  for (const list of ['requires', 'provides'] as const) {
+    const facts = d[list];
+    if (facts !== undefined && (!Array.isArray(facts) || facts.some((f) => typeof f !== 'string' || !FACT.test(f)))) {
+      problems.push(`${label}: ${list} must be a list of lower-case names`);
+    }
+  }
+  if (d.migrations !== undefined && (typeof d.migrations !== 'string' || !MIGRATION_FOLDER.test(d.migrations))) {
+    problems.push(`${label}: migrations must be an absolute folder path`);
+  }
+  for (const [code, spec] of Object.entries(d.errors ?? {})) {
+    if (!ERROR_CODE_PATTERN.test(code)) problems.push(`${label}: error code ${JSON.stringify(code)} must match ${ERROR_CODE_PATTERN}`);
+    if (!spec || !Number.isInteger(spec.status) || spec.status < 400 || spec.status > 599) problems.push(`${label}: error code ${code} needs a status from 400 to 599`);
+  }
+  problems.push(...routeProblems(label, d));
+  return problems;
+}
+
+function routeProblems(label: string, d: Partial<AnyPluginDefinition>): string[] {
+  const problems: string[] = [];
+  for (const endpoint of d.endpoints ?? []) {
+    if (typeof endpoint?.path !== 'string' || !endpoint.path.startsWith('/')) problems.push(`${label}: an endpoint's path must start with /`);
+    else if (typeof endpoint.handler !== 'function') problems.push(`${label}: endpoint ${endpoint.path} needs a handler`);
+  }
+  for (const route of d.adminRoutes ?? []) {
+    if (typeof route?.path !== 'string' || !route.path.startsWith('/')) problems.push(`${label}: an admin route's path must start with /`);
+    else if (typeof route.handle !== 'function') problems.push(`${label}: admin route ${route.path} needs a handle function`);
+  }
   return problems;
 }

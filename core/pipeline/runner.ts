@@ -11,14 +11,29 @@ import type { EndpointDefinition } from '../ingress/endpoint.ts';
 import { jsonBodyReader } from '../ingress/body.ts';
 import type { Logger } from '../logger.ts';
 import { withTimeout } from '../timeout.ts';
-import type { GatewayContext, GatewayMiddleware, GatewayState, StreamTap } from './context.ts';
+import type { GatewayContext, GatewayMiddleware, GatewayState } from './context.ts';
 import type { PluginServices } from './plugin.ts';
 import type { PluginRegistry } from './registry.ts';
-import { tapStream } from './stream-tap.ts';
+import { attachStages, positioned, StageList, stagedStream, stagesOf } from './stages.ts';
 
 export function pipelineForRoute(config: GatewayConfig, path: string): PipelineConfig {
   // The loader always leaves a `default` pipeline (the file's, or the implicit one).
   return config.pipelines.find((p) => p.routes.includes(path)) ?? config.pipelines.find((p) => p.name === DEFAULT_PIPELINE)!;
+}
+
+/** Runs every registered plugin's init once, in registration order; one that hangs fails the boot with its name. */
+export async function initPlugins(config: GatewayConfig, registry: PluginRegistry, services: PluginServices): Promise<Map<string, unknown>> {
+  const shared = new Map<string, unknown>();
+  for (const plugin of registry.list()) {
+    if (!plugin.init) continue;
+    const state = await withTimeout(
+      Promise.resolve().then(() => plugin.init!(services)),
+      config.server.pluginSetupTimeoutMs,
+      `plugin "${plugin.name}" did not finish its init within ${config.server.pluginSetupTimeoutMs} ms`,
+    );
+    shared.set(plugin.name, state);
+  }
+  return shared;
 }
 
 /** Runs every plugin's setup once per pipeline entry; a setup that hangs fails the boot with its name. */
@@ -26,21 +41,22 @@ export async function setupPipelines(
   config: GatewayConfig,
   registry: PluginRegistry,
   services: PluginServices,
+  shared: ReadonlyMap<string, unknown>,
 ): Promise<Map<string, GatewayMiddleware[]>> {
   const built = new Map<string, GatewayMiddleware[]>();
   for (const pipeline of config.pipelines) {
     const chain: GatewayMiddleware[] = [];
-    for (const entry of pipeline.plugins) {
+    for (const [position, entry] of pipeline.plugins.entries()) {
       const plugin = registry.get(entry.name);
       if (!plugin) throw new Error(`pipeline "${pipeline.name}": unknown plugin "${entry.name}"`);
       const label = `plugin "${entry.name}" (pipeline "${pipeline.name}")`;
       const middleware = await withTimeout(
-        Promise.resolve().then(() => plugin.setup(entry.config as never, services)),
+        Promise.resolve().then(() => plugin.setup(entry.config as never, services, shared.get(plugin.name))),
         config.server.pluginSetupTimeoutMs,
         `${label} did not finish its setup within ${config.server.pluginSetupTimeoutMs} ms`,
       );
       if (typeof middleware !== 'function') throw new Error(`${label}: setup must return a middleware function`);
-      chain.push(middleware);
+      chain.push(positioned(position, middleware));
     }
     built.set(pipeline.name, chain);
   }
@@ -63,7 +79,8 @@ export function routeEntry(endpoint: EndpointDefinition, pipeline: string, bodyL
     ctx.state.gw = gw;
     await next();
     if (endpoint.kind === 'local') return; // its handler has answered
-    if (gw.stream && gw.taps.length > 0) gw.stream = tapStream(gw.stream, gw.taps, gw.signal, logger);
+    const stages = stagesOf(gw)!;
+    if (gw.stream && stages.entries.length > 0) gw.stream = stagedStream(gw.stream, stages.ordered(), gw.signal, logger);
     if (!gw.stream && !gw.result) throw new GatewayError('INTERNAL_ERROR', 'The pipeline produced no answer');
     endpoint.respond(ctx);
   };
@@ -75,7 +92,7 @@ function createState(ctx: GatewayContext, endpoint: EndpointDefinition, pipeline
     if (!ctx.res.writableFinished) controller.abort();
   });
   let parsed: ReturnType<GatewayState['request']> | undefined;
-  const taps: StreamTap[] = [];
+  const stages = new StageList();
   const gw: GatewayState = {
     requestId: ctx.state.requestId,
     endpoint,
@@ -83,10 +100,7 @@ function createState(ctx: GatewayContext, endpoint: EndpointDefinition, pipeline
     startedAt: performance.now(),
     signal: controller.signal,
     clientIp,
-    taps,
-    tap: (observer) => {
-      taps.push(observer);
-    },
+    stage: (stage) => stages.add(stage),
     request: () => {
       if (endpoint.kind !== 'dispatch') return Promise.reject(new GatewayError('INTERNAL_ERROR', `${endpoint.path} takes no request body`));
       parsed ??= readBody(ctx).then((body) => {
@@ -97,5 +111,6 @@ function createState(ctx: GatewayContext, endpoint: EndpointDefinition, pipeline
       return parsed;
     },
   };
+  attachStages(gw, stages);
   return gw;
 }

@@ -5,7 +5,7 @@
  * action.
  */
 import { LogThrottle } from '../log-throttle.ts';
-import type { Logger } from '../logger.ts';
+import type { PluginLogger } from './services.ts';
 import { withTimeout } from '../timeout.ts';
 
 const LOG_INTERVAL_MS = 10_000;
@@ -15,7 +15,7 @@ export interface StoreGuardOptions {
   plugin: string;
   timeoutMs: number;
   mode: 'open' | 'closed';
-  logger: Logger;
+  logger: PluginLogger;
   messages: {
     /** The error of a call that timed out, before " within N ms". */
     timeout: string;

@@ -5,7 +5,8 @@
  */
 import type { Database, Queryable, Row } from './database.ts';
 import type { StoreDeadline } from './deadline.ts';
-import type { CounterAdd, CountersOutcome, KV, WindowCheck, WindowsAdmission, WindowSettlement } from './kv.ts';
+import type { KvOperation } from './kv-operation.ts';
+import type { KV } from './kv.ts';
 
 export class BoundedKv implements KV {
   readonly kind: KV['kind'];
@@ -38,16 +39,8 @@ export class BoundedKv implements KV {
     return this.deadline.run(() => this.kv.incrBy(key, by, ttlMs));
   }
 
-  windowsAdmit(windows: readonly WindowCheck[]): Promise<WindowsAdmission> {
-    return this.deadline.run(() => this.kv.windowsAdmit(windows));
-  }
-
-  windowsSettle(settlements: readonly WindowSettlement[]): Promise<void> {
-    return this.deadline.run(() => this.kv.windowsSettle(settlements));
-  }
-
-  countersAdd(counters: readonly CounterAdd[]): Promise<CountersOutcome> {
-    return this.deadline.run(() => this.kv.countersAdd(counters));
+  run<Args, Result>(operation: KvOperation<Args, Result>, args: Args): Promise<Result> {
+    return this.deadline.run(() => this.kv.run(operation, args));
   }
 
   ping(): Promise<void> {

@@ -1,5 +1,5 @@
-import type { CounterAdd, CountersOutcome, KV, WindowCheck, WindowsAdmission, WindowSettlement } from './kv.ts';
-import { MemoryWindows } from './memory-window.ts';
+import type { KV } from './kv.ts';
+import type { KvOperation, MemoryKvAccess, MemoryState } from './kv-operation.ts';
 
 interface Entry {
   value: string;
@@ -13,10 +13,9 @@ export class MemoryKv implements KV {
   readonly kind = 'memory' as const;
   private readonly entries = new Map<string, Entry>();
   private readonly sweeper: NodeJS.Timeout;
-  private readonly windows: MemoryWindows;
+  private readonly states = new Map<string, MemoryState>();
 
   constructor(private readonly now: () => number = Date.now) {
-    this.windows = new MemoryWindows(now);
     this.sweeper = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
     this.sweeper.unref();
   }
@@ -66,55 +65,39 @@ export class MemoryKv implements KV {
     return next;
   }
 
-  async windowsAdmit(windows: readonly WindowCheck[]): Promise<WindowsAdmission> {
-    return this.windows.admit(windows);
+  async run<Args, Result>(operation: KvOperation<Args, Result>, args: Args): Promise<Result> {
+    return operation.memory(this.access, args);
   }
 
-  async windowsSettle(settlements: readonly WindowSettlement[]): Promise<void> {
-    this.windows.settle(settlements);
-  }
-
-  /** How many buckets the window at `key` holds (for tests and diagnostics). */
-  windowSize(key: string): number {
-    return this.windows.size(key);
-  }
-
-  async countersAdd(counters: readonly CounterAdd[]): Promise<CountersOutcome> {
-    // Every counter is read and checked before any is written, as the Redis script does.
-    const entries = counters.map(({ key }) => this.live(key));
-    const missing = entries.flatMap((entry, i) => (entry ? [] : [i]));
-    if (missing.length > 0) return { status: 'missing', missing };
-    const values = entries.map((entry, i) => {
-      if (!/^-?\d+$/.test(entry!.value)) throw new Error(`value at ${counters[i]!.key} is not an integer`);
-      return Number(entry!.value);
-    });
-    const pending = new Map<string, number>();
-    for (let i = 0; i < counters.length; i++) {
-      const { key, amount, ceiling } = counters[i]!;
-      const value = values[i]! + (pending.get(key) ?? 0);
-      if (ceiling !== null && amount >= 0 && value + amount > ceiling) return { status: 'refused', index: i, value };
-      pending.set(key, (pending.get(key) ?? 0) + amount);
-    }
-    return {
-      status: 'applied',
-      values: counters.map(({ amount }, i) => {
-        const entry = entries[i]!;
-        entry.value = String(Number(entry.value) + amount);
-        return Number(entry.value);
-      }),
-    };
-  }
+  /** What operations see: the entries, and their own state kept per KV. */
+  private readonly access: MemoryKvAccess = {
+    now: () => this.now(),
+    get: (key) => this.live(key)?.value ?? null,
+    set: (key, value, ttlMs) => {
+      const kept = this.live(key)?.expiresAt ?? 0;
+      this.entries.set(key, { value, expiresAt: ttlMs ? this.now() + ttlMs : kept });
+    },
+    del: (key) => {
+      this.entries.delete(key);
+    },
+    state: <T extends object>(id: string, create: () => T & MemoryState): T => {
+      let state = this.states.get(id);
+      if (!state) this.states.set(id, (state = create()));
+      return state as T;
+    },
+  };
 
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.entries.clear();
-    this.windows.clear();
+    for (const state of this.states.values()) state.clear?.();
+    this.states.clear();
   }
 
   private sweep(): void {
-    this.windows.sweep();
+    for (const state of this.states.values()) state.sweep?.();
     const now = this.now();
     for (const [key, entry] of this.entries) {
       if (entry.expiresAt !== 0 && entry.expiresAt <= now) this.entries.delete(key);

@@ -9,7 +9,7 @@ import { looseDataDirModes, type LooseModes } from './data-dir-modes.ts';
 import { openDatabase, type Database } from './database.ts';
 import { StoreDeadline, type StoreName } from './deadline.ts';
 import { openKv, type KV } from './kv.ts';
-import { migrate } from './migrate.ts';
+import { migrate, type MigrationSource } from './migrate.ts';
 
 export interface Stores {
   db: Database;
@@ -21,6 +21,8 @@ export interface Stores {
 
 export interface OpenStoresOptions {
   migrate: boolean;
+  /** Plugins' migration folders, applied after the core's when migrate is set. */
+  pluginMigrations?: readonly MigrationSource[];
   /** Tests: the Postgres schema and the KV key prefix of this run. */
   dbSchema?: string;
   kvPrefix?: string;
@@ -58,7 +60,7 @@ export async function openStores(config: GatewayConfig, options: OpenStoresOptio
     });
     const db = new BoundedDatabase(rawDb, deadline('database', storage.databaseTimeoutMs));
     closers.push(() => db.close());
-    if (options.migrate) await migrate(rawDb);
+    if (options.migrate) await migrate(rawDb, options.pluginMigrations);
     const kvPrefix = options.kvPrefix ?? storage.kvPrefix;
     const kv = new BoundedKv(
       await openKv({ redisUrl: storage.redisUrl, timeoutMs: storage.kvTimeoutMs, ...(kvPrefix ? { prefix: kvPrefix } : {}) }),

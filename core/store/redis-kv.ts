@@ -1,8 +1,9 @@
 import { Redis, ReplyError } from 'ioredis';
 import { withTimeout } from '../timeout.ts';
 import { StoreUnavailableError } from './deadline.ts';
-import { bucketMs, type CounterAdd, type CountersOutcome, type KV, type WindowCheck, type WindowsAdmission, type WindowSettlement } from './kv.ts';
-import { COUNTERS_ADD, INCR_WITH_TTL, WINDOWS_ADMIT, WINDOWS_SETTLE } from './redis-scripts.ts';
+import type { KV } from './kv.ts';
+import type { KvOperation } from './kv-operation.ts';
+import { INCR_WITH_TTL } from './redis-scripts.ts';
 
 type Script = (...args: Array<string | number>) => Promise<unknown>;
 
@@ -44,6 +45,9 @@ function unreachable(err: unknown): never {
 export class RedisKv implements KV {
   readonly kind = 'redis' as const;
 
+  /** Operation command names defined on this connection, with their scripts. */
+  private readonly operations = new Map<string, string>();
+
   private constructor(private readonly redis: Redis, private readonly prefix: string) {}
 
   static async open(url: string, { prefix, timeoutMs }: RedisKvOptions): Promise<RedisKv> {
@@ -66,10 +70,6 @@ export class RedisKv implements KV {
     redis.on('error', () => {});
     await ready(redis);
     redis.defineCommand('aigwIncrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL });
-    // Without numberOfKeys the key count is the first argument: these scripts take a key or two per window or counter.
-    redis.defineCommand('aigwWindowsAdmit', { lua: WINDOWS_ADMIT });
-    redis.defineCommand('aigwWindowsSettle', { lua: WINDOWS_SETTLE });
-    redis.defineCommand('aigwCountersAdd', { lua: COUNTERS_ADD });
     return new RedisKv(redis, prefix);
   }
 
@@ -105,31 +105,20 @@ export class RedisKv implements KV {
     return Number(await this.script('aigwIncrWithTtl')(this.prefix + key, by, ttlMs ?? 0));
   }
 
-  /** A window is two keys: `<key>:buckets`, a hash of bucket start -> cost plus 'sum', and `<key>:starts`. */
-  async windowsAdmit(windows: readonly WindowCheck[]): Promise<WindowsAdmission> {
-    const keys = windows.flatMap((w) => [`${this.prefix}${w.key}:buckets`, `${this.prefix}${w.key}:starts`]);
-    const args = windows.flatMap((w) => [w.cost, w.limit, w.windowMs, bucketMs(w.windowMs)]);
-    const reply = ((await this.script('aigwWindowsAdmit')(keys.length, ...keys, ...args)) as Array<number | string>).map(Number);
-    if (reply[0] === 0) return { admitted: false, refused: reply[1]!, used: reply[2]!, retryAfterMs: reply[3]!, resetMs: reply[4]! };
-    return {
-      admitted: true,
-      windows: windows.map((_, i) => ({ used: reply[1 + 3 * i]!, resetMs: reply[2 + 3 * i]!, bucket: reply[3 + 3 * i]! })),
-    };
-  }
-
-  async windowsSettle(settlements: readonly WindowSettlement[]): Promise<void> {
-    if (settlements.length === 0) return;
-    const keys = settlements.map((s) => `${this.prefix}${s.key}:buckets`);
-    await this.script('aigwWindowsSettle')(keys.length, ...keys, ...settlements.flatMap((s) => [s.bucket, s.delta]));
-  }
-
-  async countersAdd(counters: readonly CounterAdd[]): Promise<CountersOutcome> {
-    const keys = counters.map((c) => this.prefix + c.key);
-    const args = counters.flatMap((c) => [c.amount, c.ceiling ?? '']);
-    const reply = ((await this.script('aigwCountersAdd')(keys.length, ...keys, ...args)) as Array<number | string>).map(Number);
-    if (reply[0] === 1) return { status: 'applied', values: reply.slice(1) };
-    if (reply[0] === 2) return { status: 'missing', missing: reply.slice(1) };
-    return { status: 'refused', index: reply[1]!, value: reply[2]! };
+  /** Defined on first use under its own command name; ioredis sends EVALSHA, EVAL when the script was lost. */
+  async run<Args, Result>(operation: KvOperation<Args, Result>, args: Args): Promise<Result> {
+    const command = `op:${operation.name}`;
+    const known = this.operations.get(command);
+    if (known === undefined) {
+      this.redis.defineCommand(command, { lua: operation.redis.lua });
+      this.operations.set(command, operation.redis.lua);
+    } else if (known !== operation.redis.lua) {
+      throw new Error(`two KV operations are named ${operation.name}`);
+    }
+    // Defined without numberOfKeys, so the key count is the first argument: an operation takes any number of keys.
+    const keys = operation.redis.keys(args).map((key) => this.prefix + key);
+    const reply = await this.script(command)(keys.length, ...keys, ...operation.redis.argv(args));
+    return operation.redis.parse(reply, args);
   }
 
   async ping(): Promise<void> {

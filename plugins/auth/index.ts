@@ -11,6 +11,7 @@ export default definePlugin<Record<string, never>>({
   name: 'auth',
   description: 'Authenticates the caller (API key or JWT) and checks the capability the endpoint needs.',
   configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  provides: ['caller'],
   setup(_config, services) {
     return async (ctx, next) => {
       const gw = ctx.state.gw;
@@ -25,7 +26,7 @@ export default definePlugin<Record<string, never>>({
       }
       // A JWT without Authorization came from the cookie (x-api-key carries keys only), which browsers send cross-site.
       if (credential.kind === 'jwt' && authorization === undefined) refuseCrossSiteCookieWrite(ctx);
-      const caller = await services.authenticator.authenticate(credential);
+      const caller = await services.identity.authenticate(credential);
       const needed = gw.endpoint.capability;
       if (needed && !caller.capabilities.includes(needed)) {
         const who = caller.kind === 'api_key' ? 'API key' : 'JWT caller';

@@ -1,14 +1,14 @@
 /**
  * What a request may cost before it runs (the reservation) and what it did cost (the settlement), in integer
  * micro-dollars, from the `pricing` of the model it is served with (after the caller's policy overrides).
- * Prices and rounding are the usage plugin's (core/usage/pricing.ts), so that counters rebuilt from usage records
+ * Prices and rounding are the usage plugin's (core/canonical/pricing.ts), so that counters rebuilt from usage records
  * match the counters requests kept.
  */
 import type { CanonicalRequest, CanonicalResult } from '../../core/canonical/chat.ts';
 import type { GatewayConfig, ModelConfig } from '../../core/config/types.ts';
 import { allowsModel, overriddenModel, type EffectivePolicy } from '../../core/identity/policy.ts';
-import { costUsd, isPriced, toMicroUsd, type PricedUsage, type Pricing } from '../../core/usage/pricing.ts';
-import { estimateInputTokens, estimateSearchUnits, meteredResult } from '../../core/usage/units.ts';
+import { costUsd, isPriced, toMicroUsd, type PricedUsage, type Pricing } from '../../core/canonical/pricing.ts';
+import { estimateInputTokens, estimateSearchUnits, meteredResult } from '../../core/canonical/units.ts';
 
 export type ModelPrice =
   /** Not a model this caller can use: routing refuses it, nothing to reserve. */
@@ -37,7 +37,7 @@ export function costMicros(pricing: Pricing, usage: PricedUsage): number {
  * - embeddings: the inputs' tokens at `input`;
  * - rerank: one search unit per started hundred documents at `searchUnit`, plus the query read beside every
  *   document and the documents at `input` (counted only when the model has an input price); it settles to the
- *   search units billed and the tokens reported, if any (core/usage/units.ts).
+ *   search units billed and the tokens reported, if any (core/canonical/units.ts).
  */
 export async function estimateMicros(price: Extract<ModelPrice, { kind: 'priced' }>, request: CanonicalRequest, defaultCompletionTokens: number): Promise<number> {
   const { pricing } = price;

@@ -1,20 +1,23 @@
 /**
  * budget: USD budgets per deployment (tenant), organization, department and API key, daily, monthly or total
- * (core/budget/). A request (chat, embeddings or rerank, priced per modality: plugins/budget/cost.ts) reserves
+ * (budgets.ts, ledger.ts). A request (chat, embeddings or rerank, priced per modality: plugins/budget/cost.ts) reserves
  * its estimated cost on every budget that applies before it is dispatched, and is refused with 402
  * BUDGET_EXCEEDED when it does not fit in one of them; afterwards the reservation is settled to the real cost
  * (streams included). See docs/limits.md#budgets.
  */
-import { BudgetService } from '../../core/budget/budgets.ts';
-import type { ApplicableBudget, Reservation } from '../../core/budget/ledger.ts';
-import { usd } from '../../core/budget/periods.ts';
+import { fileURLToPath } from 'node:url';
 import type { JsonSchema } from '../../core/config/schema.ts';
 import { GatewayError } from '../../core/errors.ts';
 import type { StreamOutcome } from '../../core/pipeline/context.ts';
 import { definePlugin } from '../../core/pipeline/plugin.ts';
 import { StoreGuard } from '../../core/pipeline/store-guard.ts';
 import { lateOutcome } from '../../core/store/deadline.ts';
+import { budgetAdminRoutes } from './admin-routes.ts';
+import { BudgetService } from './budgets.ts';
 import { answerMicros, costMicros, estimateMicros, modelPrice } from './cost.ts';
+import { budgetEndpoint } from './endpoint.ts';
+import type { ApplicableBudget, Reservation } from './ledger.ts';
+import { usd } from './periods.ts';
 
 export interface BudgetPluginConfig {
   onStoreError: 'open' | 'closed';
@@ -66,12 +69,18 @@ function streamMicros(outcome: StreamOutcome, cost: (usage: NonNullable<StreamOu
   return outcome.status === 'failed' && outcome.chunks === 0 ? 0 : estimate;
 }
 
-export default definePlugin<BudgetPluginConfig>({
+export default definePlugin<BudgetPluginConfig, BudgetService>({
   name: 'budget',
   description: 'USD budgets per deployment, organization, department and API key (daily, monthly or total): requests reserve their estimated cost and settle to the real one; 402 BUDGET_EXCEEDED.',
   configSchema,
-  setup(config, services) {
-    const budgets = new BudgetService(services.db, services.kv, () => services.clock.now(), services.config.auth.keyCacheTtlMs, services.logger);
+  requires: ['caller'],
+  // The budgets table; spend lives in KV counters, rebuilt from the usage plugin's records when one is missing.
+  migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
+  endpoints: [budgetEndpoint],
+  adminRoutes: budgetAdminRoutes,
+  // One service per gateway: its budget-list cache is shared by every entry, GET /v1/budget and the admin routes.
+  init: (services) => new BudgetService(services.db, services.kv, () => services.clock.now(), services.config.auth.keyCacheTtlMs, services.logger),
+  setup(config, services, budgets) {
     const guard = new StoreGuard({
       plugin: 'budget', timeoutMs: config.storeTimeoutMs, mode: config.onStoreError, logger: services.logger,
       messages: {
@@ -156,7 +165,7 @@ export default definePlugin<BudgetPluginConfig>({
       if (!gw.target) return settle(0);
       const cost = (usage: Parameters<typeof costMicros>[1]) => costMicros(price.pricing, usage);
       if (gw.stream) {
-        gw.tap({ complete: (outcome) => void settle(streamMicros(outcome, cost, estimate)) });
+        gw.stage({ complete: (outcome) => void settle(streamMicros(outcome, cost, estimate)) });
         return;
       }
       await settle(await answerMicros(price.pricing, request, gw.result, estimate));

@@ -20,6 +20,7 @@ export default definePlugin<IpAllowPluginConfig>({
   name: 'ip-allow',
   description: "Refuses callers whose address is not in their API key's allowedIps; an empty list allows every address.",
   configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  requires: ['caller'],
   setup() {
     const matchers = new Map<string, Matcher>();
     const matcherFor = (entries: readonly string[]): Matcher => {

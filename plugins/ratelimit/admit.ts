@@ -4,7 +4,8 @@
  * first refusing window in plan order answers. Settlement is one call too (windowsSettle).
  */
 import { GatewayError } from '../../core/errors.ts';
-import type { KV, WindowsAdmission } from '../../core/store/kv.ts';
+import type { PluginKv } from '../../core/pipeline/services.ts';
+import { windowsAdmit, windowsSettle, type WindowsAdmission } from './windows.ts';
 import type { PlannedWindow } from './plan.ts';
 import type { StoreGuard } from '../../core/pipeline/store-guard.ts';
 import { lateOutcome } from '../../core/store/deadline.ts';
@@ -28,7 +29,7 @@ export interface Admission {
   storeFailed: boolean;
 }
 
-export async function admitAll(kv: KV, guard: StoreGuard, planned: readonly PlannedWindow[], tokens: TokenReservation, closed: boolean): Promise<Admission> {
+export async function admitAll(kv: PluginKv, guard: StoreGuard, planned: readonly PlannedWindow[], tokens: TokenReservation, closed: boolean): Promise<Admission> {
   // A token window's cost is the estimate, so the body is read before the call: a 400 or 413 from it ends the
   // request with nothing consumed. Endpoints without a canonical body are counted by their request limits only.
   const windows: CostedWindow[] = [];
@@ -41,7 +42,7 @@ export async function admitAll(kv: KV, guard: StoreGuard, planned: readonly Plan
     }
   }
   if (windows.length === 0) return { admitted: [], storeFailed: false };
-  const admitting = kv.windowsAdmit(windows);
+  const admitting = kv.run(windowsAdmit, windows);
   let result: WindowsAdmission;
   try {
     result = await guard.run('windowsAdmit', () => admitting);
@@ -64,10 +65,10 @@ function admittedWindows(windows: readonly CostedWindow[], result: Extract<Windo
 }
 
 /** Sets what each of `windows` charged this request to `used` (0 gives it back): one KV call, never thrown. */
-export async function settleAll(kv: KV, guard: StoreGuard, windows: readonly AdmittedWindow[], used: number): Promise<void> {
+export async function settleAll(kv: PluginKv, guard: StoreGuard, windows: readonly AdmittedWindow[], used: number): Promise<void> {
   const changed = windows.filter((w) => w.cost !== used);
   if (changed.length === 0) return;
-  await guard.quiet('windowsSettle', () => kv.windowsSettle(changed.map((w) => ({ key: w.key, bucket: w.bucket, delta: used - w.cost }))));
+  await guard.quiet('windowsSettle', () => kv.run(windowsSettle, changed.map((w) => ({ key: w.key, bucket: w.bucket, delta: used - w.cost }))));
 }
 
 const seconds = (ms: number) => Math.ceil(ms / 1000);

@@ -54,7 +54,7 @@ export default definePlugin<RateLimitConfig>({
         throw err;
       }
       if (gw.stream) {
-        gw.tap({ complete: (outcome) => void settle(outcome.usage?.total_tokens ?? tokens.prompt) });
+        gw.stage({ complete: (outcome) => void settle(outcome.usage?.total_tokens ?? tokens.prompt) });
         return;
       }
       await settle(gw.result?.usage?.total_tokens ?? tokens.prompt);

@@ -1,14 +1,14 @@
 /**
  * Token reservations: before the call a token window is charged an estimate, settled to the real
  * usage.total_tokens after the answer. The estimate is the request's input as the tokenizer counts it
- * (core/usage/units.ts): a chat prompt, an embeddings request's inputs, a rerank's query and documents; a chat
+ * (core/canonical/units.ts): a chat prompt, an embeddings request's inputs, a rerank's query and documents; a chat
  * request adds max_tokens or the configured completion estimate, per choice. Embeddings and rerank generate no
  * tokens, so their input is their whole estimate.
  */
 import type { CanonicalRequest } from '../../core/canonical/chat.ts';
 import { validationError } from '../../core/errors.ts';
 import type { GatewayState } from '../../core/pipeline/context.ts';
-import { estimateInputTokens } from '../../core/usage/units.ts';
+import { estimateInputTokens } from '../../core/canonical/units.ts';
 import type { PlannedWindow } from './plan.ts';
 
 /** Where the input of each modality is, and what to call it, for a request that can never fit. */

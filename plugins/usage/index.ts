@@ -1,14 +1,16 @@
 /**
  * usage: exactly one usage record per request that reaches it (modality, tokens, search units, cost, latency,
  * time to first byte, status, error code), written in batches by one recorder per gateway
- * (core/usage/recorder.ts) that every pipeline entry shares. Reads the caller, so it runs after auth (a config rule enforces the order). Only
+ * (core/store/buffered-recorder.ts) that every pipeline entry shares. Reads the caller, so it runs after auth (a config rule enforces the order). Only
  * dispatch endpoints are recorded: local endpoints (/v1/models, /v1/usage) and the passthrough pass through.
  */
 import type { ModelConfig } from '../../core/config/types.ts';
 import type { PluginServices } from '../../core/pipeline/plugin.ts';
+import { fileURLToPath } from 'node:url';
 import { definePlugin } from '../../core/pipeline/plugin.ts';
-import { insertUsageRecords, type UsageRecord } from '../../core/usage/record.ts';
-import { BufferedRecorder, type RecorderSettings } from '../../core/usage/recorder.ts';
+import { insertUsageRecords, type UsageRecord } from './record.ts';
+import { BufferedRecorder, type RecorderSettings } from '../../core/store/buffered-recorder.ts';
+import { usageEndpoint } from './endpoint.ts';
 import { RequestMeter } from './meter.ts';
 
 export type UsagePluginConfig = RecorderSettings;
@@ -19,17 +21,10 @@ export type UsagePluginConfig = RecorderSettings;
  */
 const STREAM_ENDING_GRACE_MS = 2000;
 
-interface Shared {
-  recorder: BufferedRecorder<UsageRecord>;
-  settings: string;
-}
-
-/** One recorder per gateway (its services object), however many pipeline entries name the plugin. */
-const recorders = new WeakMap<PluginServices, Shared>();
-
-/** The gateway's usage recorder, once a pipeline entry has set the plugin up: tests flush it. */
-export function usageRecorderFor(services: PluginServices): BufferedRecorder<UsageRecord> | undefined {
-  return recorders.get(services)?.recorder;
+/** What every entry of one gateway shares: one recorder, made by the first entry set up. */
+export interface UsageShared {
+  recorder?: BufferedRecorder<UsageRecord>;
+  settings?: string;
 }
 
 const recorderSettings = (config: UsagePluginConfig) =>
@@ -38,26 +33,26 @@ const recorderSettings = (config: UsagePluginConfig) =>
 const differing = (settings: string, first: string) =>
   `every usage entry shares one recorder, and this entry's settings ${settings} differ from the first entry's ${first}`;
 
-function sharedRecorder(config: UsagePluginConfig, services: PluginServices): BufferedRecorder<UsageRecord> {
+function sharedRecorder(config: UsagePluginConfig, services: PluginServices, shared: UsageShared): BufferedRecorder<UsageRecord> {
   const settings = recorderSettings(config);
-  const known = recorders.get(services);
-  if (known) {
+  if (shared.recorder) {
     // checkEntries refuses such a config at load; a config built in code reaches this.
-    if (known.settings !== settings) throw new Error(`plugin "usage": ${differing(settings, known.settings)}`);
-    return known.recorder;
+    if (shared.settings !== settings) throw new Error(`plugin "usage": ${differing(settings, shared.settings!)}`);
+    return shared.recorder;
   }
   const recorder = new BufferedRecorder<UsageRecord>({
     ...config,
     write: (batch) => insertUsageRecords(services.db, batch),
     logger: services.logger,
   }).start();
-  recorders.set(services, { recorder, settings });
+  shared.recorder = recorder;
+  shared.settings = settings;
   // Runs after in-flight requests (streams included) have finished, before the database closes.
   services.onClose(() => recorder.close(services.config.server.shutdownTimeoutMs));
   return recorder;
 }
 
-export default definePlugin<UsagePluginConfig>({
+export default definePlugin<UsagePluginConfig, UsageShared>({
   name: 'usage',
   description: 'Records one usage record per request (tokens, cost, latency, status), buffered and written in batches.',
   configSchema: {
@@ -72,6 +67,10 @@ export default definePlugin<UsagePluginConfig>({
       },
     },
   },
+  requires: ['caller'],
+  migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
+  endpoints: [usageEndpoint],
+  init: () => ({}),
   checkEntries(entries) {
     const first = entries[0] && recorderSettings(entries[0]);
     return entries.flatMap((entry, i) => {
@@ -79,8 +78,8 @@ export default definePlugin<UsagePluginConfig>({
       return settings === first ? [] : [{ entry: i, message: differing(settings, first!) }];
     });
   },
-  setup(config, services) {
-    const recorder = sharedRecorder(config, services);
+  setup(config, services, shared) {
+    const recorder = sharedRecorder(config, services, shared);
     const models = new Map<string, ModelConfig>(services.config.models.map((m) => [m.id, m]));
     const deps = { models, logger: services.logger, record: (record: UsageRecord) => recorder.record(record) };
 
@@ -93,7 +92,7 @@ export default definePlugin<UsagePluginConfig>({
       if (wait) await wait;
 
       const meter = new RequestMeter(gw, deps, arrivedAt);
-      gw.tap({ chunk: (chunk) => meter.chunk(chunk), complete: (outcome) => meter.streamEnded(outcome) });
+      gw.stage({ chunk: (chunk) => void meter.chunk(chunk), complete: (outcome) => meter.streamEnded(outcome) });
       ctx.res.once('close', () => {
         if (meter.recorded) return;
         const finished = ctx.res.writableFinished;
@@ -112,3 +111,8 @@ export default definePlugin<UsagePluginConfig>({
     };
   },
 });
+
+/** The gateway's usage recorder, once a pipeline entry has set the plugin up: tests flush it. */
+export function usageRecorderFor(gateway: { pluginState(name: string): unknown }): BufferedRecorder<UsageRecord> | undefined {
+  return (gateway.pluginState('usage') as UsageShared | undefined)?.recorder;
+}

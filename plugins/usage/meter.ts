@@ -3,7 +3,7 @@
  * completed, was cut by the client or failed upstream, or an error before any answer. A stream cut before its
  * usage chunk is charged an estimate (core/canonical/estimate.ts): the prompt as sent, and the completion text
  * the caller received; the record says it is estimated. Every record names its modality and carries its units:
- * tokens, and search units for rerank (core/usage/units.ts).
+ * tokens, and search units for rerank (core/canonical/units.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { CanonicalResult, ChatCompletionChunk, Usage } from '../../core/canonical/chat.ts';
@@ -11,11 +11,11 @@ import { estimateUsage } from '../../core/canonical/estimate.ts';
 import type { ModelConfig } from '../../core/config/types.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { overriddenModel, UNRESTRICTED } from '../../core/identity/policy.ts';
-import type { Logger } from '../../core/logger.ts';
+import type { PluginLogger as Logger } from '../../core/pipeline/services.ts';
 import type { GatewayState, StreamOutcome } from '../../core/pipeline/context.ts';
-import { costUsd } from '../../core/usage/pricing.ts';
-import { safeText, tokenCount, type UsageRecord, type UsageStatus } from '../../core/usage/record.ts';
-import { meteredModality, meteredResult } from '../../core/usage/units.ts';
+import { costUsd } from '../../core/canonical/pricing.ts';
+import { safeText, type UsageRecord, type UsageStatus } from './record.ts';
+import { meteredModality, meteredResult, tokenCount } from '../../core/canonical/units.ts';
 
 /** Completion text kept for an estimate; past it, characters are counted at about four per token. */
 const MAX_TEXT_CHARS = 1 << 20;

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
-import { parseConfig } from '../../core/config/load.ts';
+import { parseConfig } from '../helpers/config.ts';
 import { createGateway, type Gateway } from '../../core/gateway.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { sleep, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';

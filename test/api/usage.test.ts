@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { openDatabase } from '../../core/store/database.ts';
-import { insertUsageRecords, type UsageRecord } from '../../core/usage/record.ts';
+import { insertUsageRecords, type UsageRecord } from '../../plugins/usage/record.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
 import { ADMIN_TOKEN, postJson, startTestGateway, type TestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
 import { createKey, recordsOf, usageConfig } from '../helpers/usage.ts';

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, type ConfigIssue } from '../../core/config/document.ts';
-import { loadConfig, parseConfig, type LoadedConfig } from '../../core/config/load.ts';
+import type { LoadedConfig } from '../../core/config/load.ts';
+import { loadConfig, parseConfig } from '../helpers/config.ts';
 import { endpointPaths } from '../../core/ingress/endpoints.ts';
 import { builtInPlugins } from '../../plugins/index.ts';
 import { builtInProviders } from '../../providers/index.ts';
@@ -19,7 +20,7 @@ const REPO_CONFIG = fileURLToPath(new URL('../../pipelines.yaml', import.meta.ur
 
 const KNOWN_PLUGINS = builtInPlugins.map((p) => p.name).join(', ');
 const KNOWN_PROVIDERS = builtInProviders.map((p) => p.slug).join(', ');
-const KNOWN_ROUTES = endpointPaths().join(', ');
+const KNOWN_ROUTES = [...endpointPaths(), ...builtInPlugins.flatMap((p) => (p.endpoints ?? []).map((e) => e.path))].join(', ');
 
 // Line numbers are 1-based; columns too. The value of `apiKey` is at 6:13, `[auth]` at 13:14.
 const MINIMAL = `server:
@@ -318,14 +319,14 @@ describe('semantic errors', () => {
   test('a pipeline on /v1/chat/completions without auth', async () => {
     await oneIssue(edit(MINIMAL, 'plugins: [auth]', 'plugins: []'), {
       pointer: '/pipelines/0/plugins',
-      message: 'pipeline "chat" serves /v1 routes but has no auth plugin; every /v1 endpoint requires a credential',
+      message: 'pipeline "chat" serves /v1 routes but no plugin of it provides "caller" (provided by: auth); every /v1 endpoint requires a credential',
       line: 13,
       col: 14,
     });
   });
 
   test('an unknown route', async () => {
-    assert.equal(KNOWN_ROUTES, '/v1/chat/completions, /v1/messages, /v1/completions, /v1/embeddings, /v1/rerank, /v1/models, /v1/usage, /v1/budget, /proxy');
+    assert.equal(KNOWN_ROUTES, '/v1/chat/completions, /v1/messages, /v1/completions, /v1/embeddings, /v1/rerank, /v1/models, /proxy, /v1/usage, /v1/budget');
     await oneIssue(edit(MINIMAL, 'routes: [/v1/chat/completions]', 'routes: [/v1/chat/completions, /v1/nowhere]'), {
       pointer: '/pipelines/0/routes/1',
       message: `unknown route "/v1/nowhere" (known: ${KNOWN_ROUTES})`,
@@ -452,13 +453,14 @@ describe('files in a temporary folder', () => {
 
   describe('a third-party plugin from a relative path', () => {
     const HELLO = `export default {
+  apiVersion: 1,
   name: 'hello',
   description: 'x',
   configSchema: { type: 'object', additionalProperties: false, properties: { greeting: { type: 'string', default: 'hi' } } },
   setup: () => async (ctx, next) => next(),
 };
 `;
-    const BAD = `export default { description: 'no name', configSchema: { type: 'object' }, setup: () => async (ctx, next) => next() };\n`;
+    const BAD = `export default { apiVersion: 1, description: 'no name', configSchema: { type: 'object' }, setup: () => async (ctx, next) => next() };\n`;
     // `[./hello.mjs]` starts at 1:11; the hello entry is on line 13.
     const config = (module: string, entry: string) => `plugins: [${module}]
 providers:

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError } from '../../core/config/document.ts';
-import { parseConfig } from '../../core/config/load.ts';
+import { parseConfig } from '../helpers/config.ts';
 import { createGateway } from '../../core/gateway.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { freshDataDir } from '../helpers/data-dir.ts';

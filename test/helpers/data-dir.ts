@@ -9,12 +9,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../../core/store/database.ts';
 import { migrate } from '../../core/store/migrate.ts';
+import { builtInMigrations } from './config.ts';
 
-const MIGRATIONS = fileURLToPath(new URL('../../core/store/migrations/', import.meta.url));
+const CORE_MIGRATIONS = fileURLToPath(new URL('../../core/store/migrations/', import.meta.url));
 
+/** The core's and the built-in plugins' migrations: the template is theirs, named by their contents. */
 async function templatePath(): Promise<string> {
   const hash = createHash('sha256');
-  for (const file of (await readdir(MIGRATIONS)).sort()) hash.update(file).update(await readFile(join(MIGRATIONS, file)));
+  for (const { namespace, dir } of [{ namespace: '', dir: CORE_MIGRATIONS }, ...builtInMigrations]) {
+    for (const file of (await readdir(dir)).sort()) hash.update(`${namespace}/${file}`).update(await readFile(join(dir, file)));
+  }
   return join(tmpdir(), `aigw-pglite-template-${hash.digest('hex').slice(0, 12)}`);
 }
 
@@ -30,7 +34,7 @@ function ensureTemplate(): Promise<string> {
     if (await exists(path)) return path;
     const building = await mkdtemp(join(tmpdir(), 'aigw-pglite-building-'));
     const db = await openDatabase({ dataDir: building });
-    await migrate(db);
+    await migrate(db, builtInMigrations);
     await db.close();
     // Several test processes may race to build it: the first rename wins, the others drop their copy.
     await rename(building, path).catch(() => rm(building, { recursive: true, force: true }));

@@ -2,7 +2,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfig } from '../../core/config/load.ts';
+import { parseConfig } from './config.ts';
 import { createGateway, type Gateway, type GatewayOptions } from '../../core/gateway.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { freshDataDir } from './data-dir.ts';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { estimatePromptTokens } from '../../core/canonical/estimate.ts';
 import type { ChatCompletionRequest } from '../../core/canonical/chat.ts';
-import { bucketMs } from '../../core/store/kv.ts';
+import { bucketMs } from '../../plugins/ratelimit/windows.ts';
 import { chunk, completion, writeSplit, type FakeHandler, type RecordedRequest } from '../fakes/openai.ts';
 import { ADMIN_TOKEN } from './gateway.ts';
 

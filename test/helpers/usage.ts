@@ -42,7 +42,7 @@ export async function createKey(gw: TestGateway, fields: Record<string, unknown>
 export async function recordsOf(gw: TestGateway, requestId: string, timeoutMs = 5000): Promise<Row[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    await usageRecorderFor(gw.gateway.services)!.flush();
+    await usageRecorderFor(gw.gateway)!.flush();
     const rows = await gw.gateway.services.db.query<Row>('SELECT * FROM usage_records WHERE request_id = $1', [requestId]);
     if (rows.length > 0 || Date.now() > deadline) return rows;
     await sleep(20);

@@ -8,7 +8,7 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT, type JWTPayload } from 'jose';
 import { ConfigError } from '../../core/config/document.ts';
-import { parseConfig } from '../../core/config/load.ts';
+import { parseConfig } from '../helpers/config.ts';
 import {
   CAPABILITIES, CAPABILITY_ENDPOINTS, capabilityFor, EXTENSION_CAPABILITY_ENDPOINTS, SPEC_CAPABILITIES as CODE_SPEC_CAPABILITIES, SPEC_CAPABILITY_ENDPOINTS,
 } from '../../core/identity/capabilities.ts';

@@ -38,6 +38,7 @@ function pluginModule(name: string, setup: string, prelude = ''): string {
   return `${prelude}
 const probe = () => globalThis.${PROBE};
 export default {
+  apiVersion: 1,
   name: ${JSON.stringify(name)},
   description: 'runner test plugin ${name}',
   configSchema: { type: 'object', additionalProperties: false, properties: {} },
@@ -254,11 +255,11 @@ describe('answering early', () => {
   });
 });
 
-describe('stream taps', () => {
+describe("response stages that observe", () => {
   const TAPPER = pluginModule('tapper', `
   setup() {
     return async (ctx, next) => {
-      ctx.state.gw.tap({
+      ctx.state.gw.stage({
         chunk(chunk) {
           probe().chunks.push(structuredClone(chunk));
         },

@@ -3,6 +3,8 @@
  * their exact envelope, reservation and settlement (plain and streamed), every scope, periods on a movable
  * clock, counters rebuilt from usage records after a restart, unpriced models and store failures.
  */
+import { countersAdd } from '../../plugins/budget/counters.ts';
+import { interceptOperation } from '../helpers/kv-ops.ts';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -11,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { estimatePromptTokens } from '../../core/canonical/estimate.ts';
-import { parseConfig } from '../../core/config/load.ts';
+import { parseConfig } from '../helpers/config.ts';
 import { createGateway } from '../../core/gateway.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { openDatabase } from '../../core/store/database.ts';
@@ -325,10 +327,10 @@ function pluginSuite(name: string, shared: boolean): void {
       assert.equal((await chat(gw, key)).status, 200, 'the first request rebuilds the counters');
       const kv = gw.gateway.services.kv;
       const calls: string[] = [];
-      const original = { get: kv.get, mget: kv.mget, countersAdd: kv.countersAdd };
+      const original = { get: kv.get, mget: kv.mget };
       kv.get = (k) => (k.startsWith('budget:') && calls.push('get'), original.get.call(kv, k));
       kv.mget = (keys) => (calls.push(`mget ${keys.length}`), original.mget.call(kv, keys));
-      kv.countersAdd = (adds) => (calls.push(`countersAdd ${adds.length}`), original.countersAdd.call(kv, adds));
+      const undo = interceptOperation(kv, countersAdd.name, (adds: unknown[], run) => (calls.push(`countersAdd ${adds.length}`), run()));
       fake.handle((req, res) => {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(completion(String(req.body.model), 'Hi'))); // usage 9 prompt, 2 completion tokens
@@ -339,7 +341,7 @@ function pluginSuite(name: string, shared: boolean): void {
       } finally {
         delete (kv as Partial<typeof kv>).get;
         delete (kv as Partial<typeof kv>).mget;
-        delete (kv as Partial<typeof kv>).countersAdd;
+        undo();
         fake.handle(exact);
       }
       const shown = await budgetsOf(gw, key);
@@ -385,10 +387,9 @@ function pluginSuite(name: string, shared: boolean): void {
       const { key, id } = await newKey(gw);
       await newBudget(gw, { scope: 'key', scopeId: id, period: 'daily', limitUsd: 1 });
       const kv = gw.gateway.services.kv;
-      const countersAdd = kv.countersAdd;
-      kv.countersAdd = async () => {
+      const undo = interceptOperation(kv, countersAdd.name, async () => {
         throw new Error('the KV is down');
-      };
+      });
       try {
         const refused = await chat(gw, key);
         assert.equal(refused.status, 503, JSON.stringify(refused.body));
@@ -397,7 +398,7 @@ function pluginSuite(name: string, shared: boolean): void {
         const open = await postJson(`${gw.url}/v1/messages`, { model: 'priced', max_tokens: 5, messages: MESSAGES }, { authorization: `Bearer ${key}` });
         assert.equal(open.status, 200, JSON.stringify(open.body));
       } finally {
-        kv.countersAdd = countersAdd;
+        undo();
       }
       assert.equal((await chat(gw, key)).status, 200);
     });
@@ -439,14 +440,13 @@ describe('budget plugin: unpricedModels refuse, and the store-error log', () => 
       assert.equal(lines.filter((l) => String(l.msg).includes('"unpriced" has no pricing')).length, 1, 'logged once per model');
 
       const kv = gw.gateway.services.kv;
-      const countersAdd = kv.countersAdd;
-      kv.countersAdd = async () => {
+      const undo = interceptOperation(kv, countersAdd.name, async () => {
         throw new Error('the KV is down');
-      };
+      });
       try {
         for (let i = 0; i < 3; i++) assert.equal((await chat(gw, key)).status, 503);
       } finally {
-        kv.countersAdd = countersAdd;
+        undo();
       }
       assert.equal((await chat(gw, key)).status, 200);
       const failed = lines.filter((l) => l.plugin === 'budget' && l.level === 40 && String(l.msg).startsWith('budget: a store failed'));

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError } from '../../core/config/document.ts';
-import { parseConfig } from '../../core/config/load.ts';
+import { parseConfig } from '../helpers/config.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
 import { chatConfig, postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
@@ -150,7 +150,7 @@ describe('ip-allow configuration', () => {
     const err = await configError(base.replace('plugins: [auth, ip-allow]', 'plugins: [ip-allow, auth]'));
     assert.equal(err.issues.length, 1, err.message);
     assert.equal(err.issues[0]?.pointer, '/pipelines/0/plugins/0');
-    assert.equal(err.issues[0]?.message, 'plugin "ip-allow" reads the caller: list it after auth');
+    assert.equal(err.issues[0]?.message, 'plugin "ip-allow" requires "caller": list it after a plugin that provides it (provided by: auth)');
   });
 
   test('ip-allow takes no settings', async () => {

@@ -10,6 +10,8 @@ import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import type { KV } from '../../core/store/kv.ts';
+import { windowsAdmit, windowsSettle } from '../../plugins/ratelimit/windows.ts';
+import { interceptOperation } from '../helpers/kv-ops.ts';
 import { helloStreamEvents, sleep, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
 import { chatConfig, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { admin, assertRefusals, bodyReserving, burst, createKey, fullUsageHandler, send, tally } from '../helpers/ratelimit.ts';
@@ -40,7 +42,7 @@ function config(baseUrl: string): string {
 /** How much a window holds now: a zero-cost probe is admitted and reports the total. */
 async function windowUsed(kv: KV, key: string): Promise<number> {
   const windowMs = key.endsWith(':requestsPerMinute') ? 60_000 : DAY;
-  const probe = await kv.windowsAdmit([{ key, cost: 0, limit: Number.MAX_SAFE_INTEGER, windowMs }]);
+  const probe = await kv.run(windowsAdmit, [{ key, cost: 0, limit: Number.MAX_SAFE_INTEGER, windowMs }]);
   assert.ok(probe.admitted);
   return probe.windows[0]!.used;
 }
@@ -245,10 +247,9 @@ describe('ratelimit', () => {
 
   test('no limit for the caller: no KV window call; with limits: one call admits every window, one settles', async () => {
     const kv = gw.gateway.services.kv;
-    const original = { admit: kv.windowsAdmit, settle: kv.windowsSettle };
     const calls = { admit: 0, settle: 0 };
-    kv.windowsAdmit = (windows) => (calls.admit++, original.admit.call(kv, windows));
-    kv.windowsSettle = (settlements) => (calls.settle++, original.settle.call(kv, settlements));
+    const undoAdmit = interceptOperation(kv, windowsAdmit.name, (_args, run) => (calls.admit++, run()));
+    const undoSettle = interceptOperation(kv, windowsSettle.name, (_args, run) => (calls.settle++, run()));
     try {
       const { key } = await createKey(gw.url);
       const plain = await send(gw.url, hello(), key);
@@ -262,8 +263,8 @@ describe('ratelimit', () => {
       assert.equal((await send(gw.url, hello({ max_tokens: 50 }), every.key)).status, 200);
       assert.deepEqual(calls, { admit: 2, settle: 1 });
     } finally {
-      delete (kv as Partial<KV>).windowsAdmit;
-      delete (kv as Partial<KV>).windowsSettle;
+      undoSettle();
+      undoAdmit();
     }
   });
 
@@ -316,9 +317,10 @@ describe('ratelimit: a failing KV, and a place before auth', () => {
     const chat = () => send(gw.url, hello(), key);
     const messages = () => send(gw.url, { model: 'plain', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }, key, '/v1/messages');
 
-    kv.windowsAdmit = async () => {
+    let failure: () => Promise<unknown> = async () => {
       throw new Error('connect ECONNREFUSED 127.0.0.1:6379');
     };
+    const undo = interceptOperation(kv, windowsAdmit.name, () => failure());
     try {
       const refused = await chat();
       assert.equal(refused.status, 503);
@@ -329,13 +331,13 @@ describe('ratelimit: a failing KV, and a place before auth', () => {
       assert.equal(served.headers.get('x-ratelimit-limit'), null);
 
       // A KV that hangs counts as failed after storeTimeoutMs.
-      kv.windowsAdmit = () => new Promise(() => {});
+      failure = () => new Promise(() => {});
       const started = performance.now();
       assert.equal((await messages()).status, 200);
       assert.ok(performance.now() - started < 2_000);
       assert.equal((await chat()).status, 503);
     } finally {
-      delete (kv as Partial<KV>).windowsAdmit;
+      undo();
     }
     const warns = lines.filter((l) => l.msg?.startsWith('ratelimit: the KV failed'));
     assert.ok(warns.length >= 1 && warns.length < 4, `throttled: ${warns.length} warn lines for 4 failures`);

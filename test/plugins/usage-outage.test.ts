@@ -64,7 +64,7 @@ describe('usage records through a Postgres outage', { skip: DATABASE_URL ? false
       const r = await postJson(`${gw.url}/v1/chat/completions`, { model: 'plain', messages: [{ role: 'user', content: 'hi' }] }, { authorization: `Bearer ${key}`, 'x-request-id': id });
       assert.equal(r.status, 200, JSON.stringify(r.body));
     };
-    const recorder = usageRecorderFor(gw.gateway.services)!;
+    const recorder = usageRecorderFor(gw.gateway)!;
 
     // Before: 20 requests, written.
     const warm: string[] = [];

@@ -326,12 +326,12 @@ function recordSuite(name: string, options: () => TestGatewayOptions, skip: stri
 
     test('every request sent has exactly one record, and nothing is left in flight', async () => {
       await sleep(2200); // longer than the plugin's grace for stream endings: a late second record would show
-      await usageRecorderFor(gw.gateway.services)!.flush();
+      await usageRecorderFor(gw.gateway)!.flush();
       const rows = await gw.gateway.services.db.query<{ request_id: string; n: number }>(
         'SELECT request_id, count(*)::int AS n FROM usage_records GROUP BY request_id');
       const counts = new Map(rows.map((r) => [r.request_id, r.n]));
       for (const id of sent) assert.equal(counts.get(id), sent.filter((s) => s === id).length, `records of ${id}`);
-      assert.equal(usageRecorderFor(gw.gateway.services)!.inFlight, 0);
+      assert.equal(usageRecorderFor(gw.gateway)!.inFlight, 0);
     });
   });
 }
@@ -357,7 +357,7 @@ describe('usage plugin: edge cases of the pipeline and the database', () => {
 
   test('a stream that is never sent (a plugin before usage fails after it) is still recorded, once', async () => {
     const boom = `export default {
-      name: 'boom', description: 'fails on the way out of a stream', configSchema: { type: 'object' },
+      apiVersion: 1, name: 'boom', description: 'fails on the way out of a stream', configSchema: { type: 'object' },
       setup() { return async (ctx, next) => { await next(); if (ctx.state.gw.stream) throw new Error('boom'); }; },
     };`;
     const gw = await startTestGateway(usageConfig(fake.baseUrl, '- boom\n- usage', 'plugins: [./boom.mjs]'), { files: { 'boom.mjs': boom } });
@@ -397,7 +397,7 @@ describe('usage plugin: edge cases of the pipeline and the database', () => {
       assert.ok(answers.every((a) => a.status === 200), 'every request is served while the writes fail');
       await sleep(300);
       assert.ok(refused >= 2, `writes were retried (${refused} refused)`);
-      assert.equal(usageRecorderFor(gw.gateway.services)!.pending, 12);
+      assert.equal(usageRecorderFor(gw.gateway)!.pending, 12);
       assert.ok(lines.some((l) => l.msg === 'writing usage records failed: the batch is kept and retried'));
 
       failing = false;
@@ -447,7 +447,7 @@ describe('usage plugin: edge cases of the pipeline and the database', () => {
       failing = false;
       const results = await Promise.all(pending);
       assert.ok(results.every((r) => r.status === 200));
-      await usageRecorderFor(gw.gateway.services)!.flush();
+      await usageRecorderFor(gw.gateway)!.flush();
       const [{ count }] = await query<{ count: number }>('SELECT count(*)::int AS count FROM usage_records WHERE request_id = ANY($1)', [[...first, ...late]]) as [{ count: number }];
       assert.equal(count, 5);
       assert.ok(lines.some((l) => l.msg === 'usage queue has room again: requests are admitted without waiting'));
@@ -467,7 +467,7 @@ describe('usage plugin: edge cases of the pipeline and the database', () => {
       const b = randomUUID();
       await postJson(`${gw.url}/v1/chat/completions`, body('plain'), { authorization: `Bearer ${key}`, 'x-request-id': a });
       await postJson(`${gw.url}/v1/messages`, { model: 'plain', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }, { authorization: `Bearer ${key}`, 'x-request-id': b });
-      const recorder = usageRecorderFor(gw.gateway.services)!;
+      const recorder = usageRecorderFor(gw.gateway)!;
       assert.equal(recorder.pending, 2, 'both pipelines queue into the one recorder');
       assert.equal((await recordsOf(gw, a)).length, 1);
       assert.equal((await recordsOf(gw, b)).length, 1);
@@ -482,7 +482,7 @@ describe('usage plugin: edge cases of the pipeline and the database', () => {
   test('usage listed before auth is a config error', async () => {
     await assert.rejects(
       startTestGateway(usageConfig(fake.baseUrl).replace('      - auth\n      - usage', '      - usage\n      - auth')),
-      /plugin "usage" reads the caller: list it after auth/,
+      /plugin "usage" requires "caller": list it after a plugin that provides it \(provided by: auth\)/,
     );
   });
 
@@ -491,7 +491,7 @@ describe('usage plugin: edge cases of the pipeline and the database', () => {
     const { key } = await createKey(gw);
     const ids = Array.from({ length: 4 }, () => randomUUID());
     for (const id of ids) await postJson(`${gw.url}/v1/chat/completions`, body('plain'), { authorization: `Bearer ${key}`, 'x-request-id': id });
-    const recorder = usageRecorderFor(gw.gateway.services)!;
+    const recorder = usageRecorderFor(gw.gateway)!;
     assert.equal(recorder.pending, 4);
     // Count through a second connection to the same data folder is impossible (one process per folder):
     // read the rows back as the close hook is about to end, through the database it still holds.

@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { ChatCompletionChunk } from '../../core/canonical/chat.ts';
-import { parseConfig } from '../../core/config/load.ts';
+import { parseConfig } from '../helpers/config.ts';
 import { RoutingTable } from '../../core/dispatch/routing.ts';
 import { assemble } from '../conformance/kit.ts';
 import { bedrockErrorBody, bedrockEvent, bedrockException } from '../conformance/wires/bedrock.ts';

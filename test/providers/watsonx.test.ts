@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { ChatCompletionRequest } from '../../core/canonical/chat.ts';
-import { parseConfig } from '../../core/config/load.ts';
+import { parseConfig } from '../helpers/config.ts';
 import type { ProviderIO, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { RoutingTable } from '../../core/dispatch/routing.ts';
 import { GatewayError } from '../../core/errors.ts';

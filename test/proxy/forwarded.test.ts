@@ -9,7 +9,7 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
-import { parseConfig } from '../../core/config/load.ts';
+import { parseConfig } from '../helpers/config.ts';
 import { chatConfig, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /** What a caller (or a proxy in front of the gateway) may claim. */

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { ConfigError } from '../../core/config/document.ts';
-import { parseConfig } from '../../core/config/load.ts';
+import { parseConfig } from '../helpers/config.ts';
 import { chatConfig, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const UPSTREAM_KEY = 'sk-upstream-secret';
@@ -588,7 +588,7 @@ describe('configuration', () => {
     assert.deepEqual(ok.config.pipelines.map((p) => p.routes), [['/v1/chat/completions'], ['/proxy'], []]);
     await assert.rejects(parse(`  - name: passthrough\n    routes: [/proxy]\n    plugins: []\n`), (err: unknown) => {
       assert.ok(err instanceof ConfigError);
-      assert.deepEqual(err.issues.map((i) => [i.pointer, i.message]), [['/pipelines/1/plugins', 'pipeline "passthrough" serves /proxy but has no auth plugin; the passthrough requires a credential']]);
+      assert.deepEqual(err.issues.map((i) => [i.pointer, i.message]), [['/pipelines/1/plugins', 'pipeline "passthrough" serves /proxy but no plugin of it provides "caller" (provided by: auth); the passthrough requires a credential']]);
       return true;
     });
   });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { parseConfig } from '../../core/config/load.ts';
+import { parseConfig } from '../helpers/config.ts';
 import { createGateway } from '../../core/gateway.ts';
 import { PgliteDatabase } from '../../core/store/pglite.ts';
 import { looseDataDirModes } from '../../core/store/data-dir-modes.ts';

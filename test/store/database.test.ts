@@ -2,6 +2,7 @@
  * The Database contract on both engines: embedded PGlite always, a Postgres server when TEST_DATABASE_URL is
  * set (each run in its own schema, dropped at the end).
  */
+import { builtInMigrations } from '../helpers/config.ts';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,8 +19,9 @@ import { freshDataDir } from '../helpers/data-dir.ts';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
 const NO_POSTGRES = DATABASE_URL ? false : 'TEST_DATABASE_URL not set';
-const MIGRATIONS = ['0001_foundation', '0002_identity', '0003_usage', '0004_budgets', '0005_usage_modality'];
-const LATEST = MIGRATIONS.at(-1)!;
+const MIGRATIONS = ['0001_foundation', '0002_identity', 'usage/0001_usage_records', 'usage/0002_modality', 'budget/0001_budgets'];
+/** The last version of the core and of each plugin. */
+const LATEST = ['0002_identity', 'usage/0002_modality', 'budget/0001_budgets'];
 
 function newSchema(): string {
   return 'aigw_test_' + randomUUID().replace(/-/g, '');
@@ -62,7 +64,7 @@ function databaseSuite(name: string, open: () => Promise<Database>): void {
   describe(`Database contract: ${name}`, () => {
     let db: Database;
     let first: Promise<MigrationResult> | undefined;
-    const firstMigrate = () => (first ??= migrate(db));
+    const firstMigrate = () => (first ??= migrate(db, builtInMigrations));
 
     before(async () => {
       db = await open();
@@ -74,16 +76,16 @@ function databaseSuite(name: string, open: () => Promise<Database>): void {
     test('migrate applies every migration on an empty database', async () => {
       const result = await firstMigrate();
       assert.deepEqual(result.applied, MIGRATIONS);
-      assert.equal(result.current, LATEST);
+      assert.deepEqual(result.current, LATEST);
       const rows = await db.query<{ version: string }>('SELECT version FROM aigw_schema_migrations');
       assert.deepEqual(rows.map((r) => r.version), MIGRATIONS);
     });
 
     test('a second migrate applies nothing', async () => {
       await firstMigrate();
-      const again = await migrate(db);
+      const again = await migrate(db, builtInMigrations);
       assert.deepEqual(again.applied, []);
-      assert.equal(again.current, LATEST);
+      assert.deepEqual(again.current, LATEST);
       const [count] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM aigw_schema_migrations');
       assert.equal(count?.n, MIGRATIONS.length);
     });
@@ -222,11 +224,11 @@ describe('postgres only', { skip: NO_POSTGRES }, () => {
     const a = await openDatabase(options);
     const b = await openDatabase(options);
     try {
-      const [ra, rb] = await Promise.all([migrate(a), migrate(b)]);
+      const [ra, rb] = await Promise.all([migrate(a, builtInMigrations), migrate(b, builtInMigrations)]);
       // Exactly one of them applied it; both report the same current version.
       assert.deepEqual([...ra.applied, ...rb.applied], MIGRATIONS);
-      assert.equal(ra.current, LATEST);
-      assert.equal(rb.current, LATEST);
+      assert.deepEqual(ra.current, LATEST);
+      assert.deepEqual(rb.current, LATEST);
       const [count] = await a.query<{ n: number }>('SELECT count(*)::int AS n FROM aigw_schema_migrations');
       assert.equal(count?.n, MIGRATIONS.length);
       const tenants = await b.query<{ id: string }>('SELECT id FROM tenants');
@@ -249,7 +251,7 @@ describe('postgres only', { skip: NO_POSTGRES }, () => {
       try {
         const failures = opened.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
         assert.deepEqual(failures, [], `round ${round}: concurrent openDatabase on schema ${schema} failed`);
-        const results = await Promise.all(dbs.map((db) => migrate(db)));
+        const results = await Promise.all(dbs.map((db) => migrate(db, builtInMigrations)));
         assert.deepEqual(results.flatMap((r) => r.applied), MIGRATIONS);
       } finally {
         for (const db of dbs) await db.close();
@@ -262,7 +264,7 @@ describe('postgres only', { skip: NO_POSTGRES }, () => {
     schemas.push(schema);
     const db = await openDatabase({ databaseUrl: DATABASE_URL!, dataDir: '', schema, onNoVector: () => {} });
     try {
-      await migrate(db);
+      await migrate(db, builtInMigrations);
       const rows = await db.query<{ table_name: string }>(
         `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [schema]);
       assert.deepEqual(rows.map((r) => r.table_name), ['admin_audit', 'aigw_schema_migrations', 'api_keys', 'budgets', 'departments', 'jwt_revocations', 'organizations', 'tenants', 'usage_records']);
@@ -285,7 +287,7 @@ describe('postgres only', { skip: NO_POSTGRES }, () => {
       }
       // The database still works either way.
       await db.ping();
-      assert.deepEqual((await migrate(db)).applied, MIGRATIONS);
+      assert.deepEqual((await migrate(db, builtInMigrations)).applied, MIGRATIONS);
     } finally {
       await db.close();
     }
@@ -298,14 +300,14 @@ describe('pglite only', () => {
     dataDirs.push(dir);
     const first = await openDatabase({ dataDir: dir });
     try {
-      assert.deepEqual((await migrate(first)).applied, [], 'the template is already migrated');
+      assert.deepEqual((await migrate(first, builtInMigrations)).applied, [], 'the template is already migrated');
       await first.query('INSERT INTO tenants (id, name) VALUES ($1, $2)', ['acme', 'Acme']);
     } finally {
       await first.close();
     }
     const second = await openDatabase({ dataDir: dir });
     try {
-      assert.deepEqual((await migrate(second)).applied, []);
+      assert.deepEqual((await migrate(second, builtInMigrations)).applied, []);
       const rows = await second.query<{ id: string; name: string }>('SELECT id, name FROM tenants ORDER BY id');
       assert.deepEqual(rows, [{ id: 'acme', name: 'Acme' }, { id: 'default', name: 'Default deployment' }]);
     } finally {

@@ -1,14 +1,14 @@
 /**
  * costUsd and toMicroUsd: USD per million tokens, cached prompt tokens at cachedInput, rerank search units at
- * searchUnit, null without pricing; what each modality estimates and meters (core/usage/units.ts).
+ * searchUnit, null without pricing; what each modality estimates and meters (core/canonical/units.ts).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError } from '../../core/config/document.ts';
-import { parseConfig } from '../../core/config/load.ts';
+import { parseConfig } from '../helpers/config.ts';
 import { estimateEmbeddingsTokens, estimatePromptTokens, estimateRerankTokens } from '../../core/canonical/estimate.ts';
-import { costUsd, isPriced, toMicroUsd } from '../../core/usage/pricing.ts';
-import { estimateInputTokens, estimateSearchUnits, meteredModality, meteredResult } from '../../core/usage/units.ts';
+import { costUsd, isPriced, toMicroUsd } from '../../core/canonical/pricing.ts';
+import { estimateInputTokens, estimateSearchUnits, meteredModality, meteredResult } from '../../core/canonical/units.ts';
 
 const usage = (prompt: number, completion: number, cached?: number) => ({
   prompt_tokens: prompt,

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { BufferedRecorder, type RecorderOptions } from '../../core/usage/recorder.ts';
+import { BufferedRecorder, type RecorderOptions } from '../../core/store/buffered-recorder.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

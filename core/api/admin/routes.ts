@@ -2,11 +2,9 @@
  * The admin API's routes as data: the router serves them and /openapi.json documents them, from the same
  * schemas that validate their bodies.
  */
-import type { BudgetService } from '../../budget/budgets.ts';
-import { budgetRecordSchema, createBudgetSchema, deletedBudgetSchema, updateBudgetSchema } from '../../budget/schemas.ts';
 import type { JsonSchema } from '../../config/schema.ts';
 import type { ApiKeyService } from '../../identity/api-keys.ts';
-import type { AdminScope } from '../../identity/audit.ts';
+import type { AdminRequest, AdminRouteDescription } from '../../pipeline/routes.ts';
 import type { Directory } from '../../identity/directory.ts';
 import type { JwtRevocations } from '../../identity/jwt.ts';
 import { policySchema } from '../../identity/policy.ts';
@@ -19,28 +17,11 @@ export interface AdminDeps {
   apiKeys: ApiKeyService;
   directory: Directory;
   revocations: JwtRevocations;
-  budgets: BudgetService;
 }
 
-export interface AdminRequest {
-  scope: AdminScope;
-  params: Record<string, string>;
-  query: Record<string, string | string[] | undefined>;
-  /** Reads and parses the JSON body (1 MiB at most). */
-  body(): Promise<unknown>;
-}
+export type { AdminRequest };
 
-export interface AdminRoute {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  /** Under /admin/v1, in the router's `:param` form. */
-  path: string;
-  summary: string;
-  status: 200 | 201;
-  requestSchema?: JsonSchema;
-  responseSchema?: JsonSchema;
-  /** Query parameters besides limit and cursor, with what they mean. */
-  filters?: Record<string, string>;
-  list?: boolean;
+export interface AdminRoute extends AdminRouteDescription {
   handle(request: AdminRequest, deps: AdminDeps): Promise<unknown>;
 }
 
@@ -126,30 +107,5 @@ export const adminRoutes: AdminRoute[] = [
     method: 'POST', path: '/jwt/revocations', status: 201, requestSchema: jwtRevocationSchema,
     summary: 'Put a JWT id on the blocklist: tokens carrying it are refused from now on, on every instance sharing the KV.',
     handle: async (r, d) => d.revocations.revoke(await r.body(), r.scope),
-  },
-  {
-    method: 'POST', path: '/budgets', status: 201, requestSchema: createBudgetSchema, responseSchema: budgetRecordSchema,
-    summary: 'Create a USD budget for a deployment (tenant), organization, department or API key, per day, month or in total.',
-    handle: async (r, d) => d.budgets.create(await r.body(), r.scope),
-  },
-  {
-    method: 'GET', path: '/budgets', status: 200, list: true, responseSchema: budgetRecordSchema, summary: 'List budgets.',
-    filters: { tenantId: 'Only budgets of this tenant.', scope: 'Only budgets of this scope (deployment, organization, department, key).', scopeId: 'Only budgets of this organization, department or key.' },
-    handle: (r, d) => d.budgets.list(pageRequest(r.query), r.scope, r.query),
-  },
-  {
-    method: 'GET', path: '/budgets/:id', status: 200, responseSchema: budgetRecordSchema,
-    summary: 'Fetch one budget with what it has spent and what remains in the current period.',
-    handle: (r, d) => d.budgets.get(r.params.id!, r.scope),
-  },
-  {
-    method: 'PUT', path: '/budgets/:id', status: 200, requestSchema: updateBudgetSchema, responseSchema: budgetRecordSchema,
-    summary: "Change a budget's limit; it holds at once, for the current period's spend too.",
-    handle: async (r, d) => d.budgets.setLimit(r.params.id!, await r.body(), r.scope),
-  },
-  {
-    method: 'DELETE', path: '/budgets/:id', status: 200, responseSchema: deletedBudgetSchema,
-    summary: 'Delete a budget; requests are no longer checked against it.',
-    handle: (r, d) => d.budgets.delete(r.params.id!, r.scope),
   },
 ];

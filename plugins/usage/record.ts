@@ -2,8 +2,8 @@
  * A usage record (one per request) and the multi-row insert that writes a batch of them into `usage_records`
  * (migrations 0003 and 0005). One INSERT per batch, whatever its size: every column goes as one array parameter.
  */
-import type { Modality } from '../canonical/chat.ts';
-import type { Queryable } from '../store/database.ts';
+import type { Modality } from '../../core/canonical/chat.ts';
+import type { PluginQueryable as Queryable } from '../../core/pipeline/services.ts';
 
 export type UsageStatus = 'completed' | 'aborted' | 'failed';
 
@@ -95,10 +95,4 @@ export function safeText(value: string | null | undefined): string | null {
   // eslint-disable-next-line no-control-regex
   const clean = value.replace(/\u0000/g, '');
   return clean.length > MAX_TEXT ? clean.slice(0, MAX_TEXT) : clean;
-}
-
-/** A token count from a provider: a non-negative safe integer, whatever the provider sent. */
-export function tokenCount(value: unknown): number {
-  const n = typeof value === 'number' && Number.isFinite(value) ? Math.round(value) : 0;
-  return Math.min(Math.max(n, 0), Number.MAX_SAFE_INTEGER);
 }

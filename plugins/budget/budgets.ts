@@ -6,16 +6,14 @@
  * budget is served through a KV outage whatever the budget plugin's onStoreError.
  */
 import { randomUUID } from 'node:crypto';
-import { listPage, type Page, type PageRequest } from '../api/pagination.ts';
-import { GatewayError, validationError } from '../errors.ts';
-import { recordAdminWrite, type AdminScope } from '../identity/audit.ts';
-import { IdentityCache } from '../identity/cache.ts';
-import { requireMembership, tenantInScope, visible } from '../identity/directory.ts';
-import type { Logger } from '../logger.ts';
-import type { Caller } from '../pipeline/context.ts';
-import type { Database, Queryable } from '../store/database.ts';
-import type { KV } from '../store/kv.ts';
-import { compileRequestSchema } from '../validation.ts';
+import { listPage, type Page, type PageRequest } from '../../core/api/pagination.ts';
+import { GatewayError, validationError } from '../../core/errors.ts';
+import { recordAdminWrite, type AdminScope } from '../../core/identity/audit.ts';
+import { IdentityCache } from '../../core/identity/cache.ts';
+import { requireMembership, tenantInScope, visible } from '../../core/identity/directory.ts';
+import type { Caller } from '../../core/pipeline/context.ts';
+import type { PluginDatabase, PluginKv, PluginLogger, PluginQueryable } from '../../core/pipeline/services.ts';
+import { compileRequestSchema } from '../../core/validation.ts';
 import { BudgetLedger, type ApplicableBudget } from './ledger.ts';
 import { BUDGET_PERIODS, BUDGET_SCOPES, periodEnd, periodStart, usd, type BudgetPeriod, type BudgetScope } from './periods.ts';
 import { createBudgetSchema, updateBudgetSchema } from './schemas.ts';
@@ -85,11 +83,11 @@ export class BudgetService {
   private readonly cache: IdentityCache;
 
   constructor(
-    private readonly db: Database,
-    kv: KV,
+    private readonly db: PluginDatabase,
+    kv: PluginKv,
     private readonly now: () => number,
     private readonly cacheTtlMs: number,
-    logger?: Logger,
+    logger?: PluginLogger,
   ) {
     this.ledger = new BudgetLedger(db, kv);
     this.cache = new IdentityCache(kv, logger, Date.now, 'the KV is unreachable: which budgets apply is read from the database until it answers');
@@ -167,7 +165,7 @@ export class BudgetService {
   }
 
   /** The tenant a new budget belongs to, checked against the admin's scope, and its scope id. */
-  private async owner(tx: Queryable, fields: CreateInput, scope: AdminScope): Promise<{ tenantId: string; scopeId: string | null }> {
+  private async owner(tx: PluginQueryable, fields: CreateInput, scope: AdminScope): Promise<{ tenantId: string; scopeId: string | null }> {
     if (fields.scope === 'deployment') {
       if (fields.scopeId !== undefined) throw validationError([{ path: '/scopeId', message: 'must be absent for scope deployment (the tenant is tenantId)' }]);
       const tenantId = tenantInScope(scope, fields.tenantId);

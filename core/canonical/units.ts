@@ -10,10 +10,9 @@
  *   tokens). Before the call both are estimated; once answered, a rerank has the search units its provider
  *   billed (or the dispatcher counted by that rule) and the tokens it reported, else the dispatcher's estimate.
  */
-import type { CanonicalRequest, CanonicalResult, Modality, Usage } from '../canonical/chat.ts';
-import { estimateEmbeddingsTokens, estimatePromptTokens, estimateRerankTokens } from '../canonical/estimate.ts';
-import { searchUnitsFor } from '../canonical/rerank.ts';
-import { tokenCount } from './record.ts';
+import type { CanonicalRequest, CanonicalResult, Modality, Usage } from './chat.ts';
+import { estimateEmbeddingsTokens, estimatePromptTokens, estimateRerankTokens } from './estimate.ts';
+import { searchUnitsFor } from './rerank.ts';
 
 /** The modality of each dispatch route, for requests whose body never parsed (a 400 is recorded too). */
 const ROUTE_MODALITY: Readonly<Record<string, Modality>> = {
@@ -73,4 +72,10 @@ export async function meteredResult(request: CanonicalRequest | undefined, resul
   if (request?.modality !== 'embeddings' || result.object !== 'list') return { usage: null, searchUnits, estimated: false };
   const tokens = await estimateInputTokens(request);
   return { usage: { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens }, searchUnits, estimated: true };
+}
+
+/** A token count from a provider: a non-negative safe integer, whatever the provider sent. */
+export function tokenCount(value: unknown): number {
+  const n = typeof value === 'number' && Number.isFinite(value) ? Math.round(value) : 0;
+  return Math.min(Math.max(n, 0), Number.MAX_SAFE_INTEGER);
 }

@@ -1,9 +1,9 @@
 /**
- * The bucketed sliding windows of the memory KV: the same semantics as the Redis scripts (redis-scripts.ts), in
+ * The bucketed sliding windows of the memory KV: the same semantics as the Redis scripts (windows-lua.ts), in
  * one process. A window is its live buckets, oldest first, and their running sum; at most 1,441 buckets whatever
- * the traffic (see WINDOW_BUCKETS in kv.ts).
+ * the traffic (see WINDOW_BUCKETS in windows.ts).
  */
-import { bucketMs, type AdmittedWindow, type WindowCheck, type WindowsAdmission, type WindowSettlement } from './kv.ts';
+import { bucketMs, type AdmittedWindow, type WindowCheck, type WindowsAdmission, type WindowSettlement } from './windows.ts';
 
 interface Window {
   /** Bucket start times (ms), ascending, and what each holds. */

@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { bucketMs, openKv, type KV, type WindowCheck } from '../../core/store/kv.ts';
+import { openKv, type KV } from '../../core/store/kv.ts';
+import { bucketMs, memoryWindowSize, windowsAdmit, windowsSettle, type WindowCheck } from '../../plugins/ratelimit/windows.ts';
 import { MemoryKv } from '../../core/store/memory-kv.ts';
 import { redisPrefixes } from '../helpers/redis-prefixes.ts';
 
@@ -20,7 +21,7 @@ const newPrefix = redisPrefixes(REDIS_URL);
 
 /** One window; throws unless admitted. */
 async function admit(kv: KV, key: string, cost: number, limit: number, windowMs = MINUTE) {
-  const result = await kv.windowsAdmit([{ key, cost, limit, windowMs }]);
+  const result = await kv.run(windowsAdmit, [{ key, cost, limit, windowMs }]);
   assert.ok(result.admitted, `refused: ${JSON.stringify(result)}`);
   return result.windows[0]!;
 }
@@ -48,7 +49,7 @@ function windowSuite(name: string, open: () => Promise<KV>): void {
         assert.equal(admitted.used, i);
         assert.ok(admitted.resetMs > 59_000 && admitted.resetMs <= MINUTE + bucketMs(MINUTE), `resetMs ${admitted.resetMs}`);
       }
-      const refused = await kv.windowsAdmit([{ key: k, cost: 1, limit: 3, windowMs: MINUTE }]);
+      const refused = await kv.run(windowsAdmit, [{ key: k, cost: 1, limit: 3, windowMs: MINUTE }]);
       assert.ok(!refused.admitted);
       assert.deepEqual([refused.refused, refused.used], [0, 3]);
       assert.ok(refused.retryAfterMs > 59_000 && refused.retryAfterMs <= MINUTE + bucketMs(MINUTE), `retryAfterMs ${refused.retryAfterMs}`);
@@ -57,19 +58,19 @@ function windowSuite(name: string, open: () => Promise<KV>): void {
     test('costs count: a cost that does not fit is refused while a smaller one still fits', async () => {
       const k = key();
       await admit(kv, k, 70, 100);
-      assert.equal((await kv.windowsAdmit([{ key: k, cost: 40, limit: 100, windowMs: MINUTE }])).admitted, false);
+      assert.equal((await kv.run(windowsAdmit, [{ key: k, cost: 40, limit: 100, windowMs: MINUTE }])).admitted, false);
       assert.equal((await admit(kv, k, 30, 100)).used, 100);
     });
 
     test('a cost above the limit can never fit: retry after the whole window', async () => {
-      const refused = await kv.windowsAdmit([{ key: key(), cost: 500, limit: 100, windowMs: 10_000 }]);
+      const refused = await kv.run(windowsAdmit, [{ key: key(), cost: 500, limit: 100, windowMs: 10_000 }]);
       assert.deepEqual(refused, { admitted: false, refused: 0, used: 0, retryAfterMs: 10_000, resetMs: 0 });
     });
 
     test('entries leave the window when it has passed', async () => {
       const k = key();
       await admit(kv, k, 1, 1, 150);
-      assert.equal((await kv.windowsAdmit([{ key: k, cost: 1, limit: 1, windowMs: 150 }])).admitted, false);
+      assert.equal((await kv.run(windowsAdmit, [{ key: k, cost: 1, limit: 1, windowMs: 150 }])).admitted, false);
       await sleep(200);
       assert.equal((await admit(kv, k, 1, 1, 150)).used, 1);
     });
@@ -83,13 +84,13 @@ function windowSuite(name: string, open: () => Promise<KV>): void {
         { key: b, cost, limit: 5, windowMs: DAY },
         { key: c, cost, limit: 10, windowMs: MINUTE },
       ];
-      const refused = await kv.windowsAdmit(windows(2));
+      const refused = await kv.run(windowsAdmit, windows(2));
       assert.ok(!refused.admitted);
       assert.deepEqual([refused.refused, refused.used], [1, 4], 'b refuses first; c would too');
       assert.ok(refused.retryAfterMs > DAY - 5_000 && refused.retryAfterMs <= DAY + bucketMs(DAY), `retryAfterMs ${refused.retryAfterMs}`);
       assert.deepEqual([await used(kv, a), await used(kv, b, DAY), await used(kv, c)], [0, 4, 9]);
 
-      const admitted = await kv.windowsAdmit(windows(1));
+      const admitted = await kv.run(windowsAdmit, windows(1));
       assert.ok(admitted.admitted);
       assert.deepEqual(admitted.windows.map((w) => w.used), [1, 5, 10]);
       assert.deepEqual([await used(kv, a), await used(kv, b, DAY), await used(kv, c)], [1, 5, 10]);
@@ -98,12 +99,12 @@ function windowSuite(name: string, open: () => Promise<KV>): void {
     test('settlement adjusts the bucket the admission landed in; minus the cost gives it back', async () => {
       const k = key();
       const reserved = await admit(kv, k, 80, 100, DAY);
-      await kv.windowsSettle([{ key: k, bucket: reserved.bucket, delta: 30 - 80 }]);
+      await kv.run(windowsSettle, [{ key: k, bucket: reserved.bucket, delta: 30 - 80 }]);
       assert.equal(await used(kv, k, DAY), 30);
       const next = await admit(kv, k, 70, 100, DAY);
-      await kv.windowsSettle([{ key: k, bucket: next.bucket, delta: -70 }]);
+      await kv.run(windowsSettle, [{ key: k, bucket: next.bucket, delta: -70 }]);
       assert.equal((await admit(kv, k, 70, 100, DAY)).used, 100);
-      await kv.windowsSettle([{ key: `${k}-none`, bucket: next.bucket, delta: 50 }, { key: k, bucket: next.bucket - bucketMs(DAY) * 5, delta: 50 }]);
+      await kv.run(windowsSettle, [{ key: `${k}-none`, bucket: next.bucket, delta: 50 }, { key: k, bucket: next.bucket - bucketMs(DAY) * 5, delta: 50 }]);
       assert.equal(await used(kv, k, DAY), 100, 'a bucket or window that is not there is not created');
       assert.equal(await used(kv, `${k}-none`, DAY), 0);
     });
@@ -121,7 +122,7 @@ describe('windows on Redis', { skip: REDIS_URL ? false : 'TEST_REDIS_URL not set
     const [a, b] = await Promise.all([openKv({ redisUrl: REDIS_URL, prefix }), openKv({ redisUrl: REDIS_URL, prefix })]);
     try {
       const windows: WindowCheck[] = [{ key: 'wide', cost: 1, limit: 50, windowMs: MINUTE }, { key: 'tight', cost: 1, limit: 37, windowMs: DAY }];
-      const attempts = Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).windowsAdmit(windows));
+      const attempts = Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).run(windowsAdmit, windows));
       const results = await Promise.all(attempts);
       assert.equal(results.filter((r) => r.admitted).length, 37);
       assert.ok(results.every((r) => r.admitted || r.refused === 1));
@@ -172,10 +173,10 @@ describe('windows on the memory KV, on its clock', () => {
     const first = await admit(kv, 'day', 1, 1, DAY);
     assert.deepEqual(first, { used: 1, resetMs: DAY + 30_000, bucket: T0 });
     now = T0 + 30_000 + DAY; // its exact expiry: still counted, conservatively
-    const refused = await kv.windowsAdmit([{ key: 'day', cost: 1, limit: 1, windowMs: DAY }]);
+    const refused = await kv.run(windowsAdmit, [{ key: 'day', cost: 1, limit: 1, windowMs: DAY }]);
     assert.deepEqual(refused, { admitted: false, refused: 0, used: 1, retryAfterMs: 30_000, resetMs: 30_000 });
     now = T0 + width + DAY - 1;
-    assert.equal((await kv.windowsAdmit([{ key: 'day', cost: 1, limit: 1, windowMs: DAY }])).admitted, false);
+    assert.equal((await kv.run(windowsAdmit, [{ key: 'day', cost: 1, limit: 1, windowMs: DAY }])).admitted, false);
     now = T0 + width + DAY; // the bucket has left
     assert.equal((await admit(kv, 'day', 1, 1, DAY)).used, 1);
   });
@@ -187,7 +188,7 @@ describe('windows on the memory KV, on its clock', () => {
     await admit(kv, 'retry', 3, 10, DAY);
     now += 10 * 60_000;
     await admit(kv, 'retry', 3, 10, DAY);
-    const refused = await kv.windowsAdmit([{ key: 'retry', cost: 5, limit: 10, windowMs: DAY }]);
+    const refused = await kv.run(windowsAdmit, [{ key: 'retry', cost: 5, limit: 10, windowMs: DAY }]);
     assert.ok(!refused.admitted);
     assert.equal(refused.retryAfterMs, T0 + 10 * 60_000 + 60_000 + DAY - now, 'two buckets must leave to free 4');
     assert.equal(refused.resetMs, T0 + 60_000 + DAY - now);
@@ -198,11 +199,11 @@ describe('windows on the memory KV, on its clock', () => {
     const early = await admit(kv, 'settle', 100, 1_000, DAY);
     now += 5 * 60_000;
     const late = await admit(kv, 'settle', 50, 1_000, DAY);
-    await kv.windowsSettle([{ key: 'settle', bucket: early.bucket, delta: -70 }]);
+    await kv.run(windowsSettle, [{ key: 'settle', bucket: early.bucket, delta: -70 }]);
     assert.equal(await used(kv, 'settle', DAY), 80);
     now = T0 + 60_000 + DAY; // the early bucket leaves, with its settled 30
     assert.equal(await used(kv, 'settle', DAY), 50);
-    await kv.windowsSettle([{ key: 'settle', bucket: early.bucket, delta: 500 }, { key: 'settle', bucket: late.bucket, delta: 10 }]);
+    await kv.run(windowsSettle, [{ key: 'settle', bucket: early.bucket, delta: 500 }, { key: 'settle', bucket: late.bucket, delta: 10 }]);
     assert.equal(await used(kv, 'settle', DAY), 60);
   });
 
@@ -211,9 +212,9 @@ describe('windows on the memory KV, on its clock', () => {
     for (let i = 0; i < 100_000; i++) {
       now += 1_000 + (i % 7) * 100; // about 1.3 days in all
       await admit(kv, 'bounded', 1, 1e9, DAY);
-      if (i % 10_000 === 0) assert.ok(kv.windowSize('bounded') <= 1_441);
+      if (i % 10_000 === 0) assert.ok((await kv.run(memoryWindowSize, 'bounded')) <= 1_441);
     }
-    assert.ok(kv.windowSize('bounded') <= 1_441 && kv.windowSize('bounded') >= 1_440, `${kv.windowSize('bounded')} buckets`);
+    assert.ok((await kv.run(memoryWindowSize, 'bounded')) <= 1_441 && (await kv.run(memoryWindowSize, 'bounded')) >= 1_440, `${(await kv.run(memoryWindowSize, 'bounded'))} buckets`);
     const total = await used(kv, 'bounded', DAY);
     assert.ok(total >= 66_000 && total <= 67_000, `about a day of admissions: ${total}`);
   });

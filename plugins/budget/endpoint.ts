@@ -4,12 +4,12 @@
  * its current period. `spent_usd` includes what requests in flight have reserved. Periods follow the gateway's
  * clock in UTC; `period_start` and `resets_at` are ISO 8601 (UTC), both null for a total budget.
  */
-import { BudgetService } from '../budget/budgets.ts';
-import { reservationOrder } from '../budget/ledger.ts';
-import { BUDGET_PERIODS, BUDGET_SCOPES, periodEnd, periodStart, usd } from '../budget/periods.ts';
-import type { JsonSchema } from '../config/schema.ts';
-import { GatewayError } from '../errors.ts';
-import type { LocalEndpoint } from '../ingress/endpoint.ts';
+import type { BudgetService } from './budgets.ts';
+import { reservationOrder } from './ledger.ts';
+import { BUDGET_PERIODS, BUDGET_SCOPES, periodEnd, periodStart, usd } from './periods.ts';
+import type { JsonSchema } from '../../core/config/schema.ts';
+import { GatewayError } from '../../core/errors.ts';
+import type { PluginEndpoint } from '../../core/pipeline/routes.ts';
 
 export interface BudgetObject {
   id: string;
@@ -49,16 +49,14 @@ export const budgetListSchema: JsonSchema = {
   },
 };
 
-export const budgetEndpoint: LocalEndpoint = {
-  kind: 'local',
+export const budgetEndpoint: PluginEndpoint<BudgetService> = {
   method: 'GET',
   path: '/v1/budget',
   capability: 'budget:read',
   summary: 'Every budget that applies to the caller, with what it has spent and what remains this period.',
   errorEnvelope: 'canonical',
   responses: { '200': { description: 'A list of budgets, in the order requests reserve on them.', schema: budgetListSchema } },
-  handler({ db, kv, clock, config }) {
-    const budgets = new BudgetService(db, kv, () => clock.now(), config.auth.keyCacheTtlMs);
+  handler({ clock }, budgets) {
     return async (ctx) => {
       const caller = ctx.state.gw.caller;
       if (!caller) throw new GatewayError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <API key>');

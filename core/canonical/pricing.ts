@@ -6,7 +6,7 @@
  * provider reports. A price the model leaves out counts as 0; a model without `pricing`, or with none of `input`,
  * `output` and `searchUnit`, has no cost: null, never a guessed 0.
  */
-import type { Usage } from '../canonical/chat.ts';
+import type { Usage } from './chat.ts';
 import type { ModelConfig } from '../config/types.ts';
 
 export type Pricing = NonNullable<ModelConfig['pricing']>;

@@ -17,12 +17,12 @@
  * tenant. Records are written in batches (plugins/usage): a request shows here once its batch is written, within
  * the plugin's flushIntervalMs.
  */
-import type { JsonSchema } from '../config/schema.ts';
-import { GatewayError, validationError } from '../errors.ts';
-import type { LocalEndpoint } from '../ingress/endpoint.ts';
-import type { Caller } from '../pipeline/context.ts';
-import type { Queryable } from '../store/database.ts';
-import { pageRequest } from './pagination.ts';
+import type { JsonSchema } from '../../core/config/schema.ts';
+import { GatewayError, validationError } from '../../core/errors.ts';
+import type { PluginEndpoint } from '../../core/pipeline/routes.ts';
+import type { Caller } from '../../core/pipeline/context.ts';
+import type { PluginQueryable as Queryable } from '../../core/pipeline/services.ts';
+import { pageRequest } from '../../core/api/pagination.ts';
 
 const DAY_MS = 86_400_000;
 export const DEFAULT_WINDOW_MS = 30 * DAY_MS;
@@ -273,8 +273,7 @@ export const usageListSchema: JsonSchema = {
   },
 };
 
-export const usageEndpoint: LocalEndpoint = {
-  kind: 'local',
+export const usageEndpoint: PluginEndpoint<unknown> = {
   method: 'GET',
   path: '/v1/usage',
   capability: 'usage:read',

@@ -10,9 +10,9 @@
  * concurrent rebuilds agree: the first one stands. Without the usage plugin the table is empty and counters
  * start from zero.
  */
-import type { Queryable } from '../store/database.ts';
-import { StoreUnavailableError } from '../store/deadline.ts';
-import type { CountersOutcome, KV } from '../store/kv.ts';
+import type { PluginKv, PluginQueryable } from '../../core/pipeline/services.ts';
+import { StoreUnavailableError } from '../../core/store/deadline.ts';
+import { countersAdd, type CountersOutcome } from './counters.ts';
 import { counterTtlMs, periodStart, type BudgetPeriod, type BudgetScope } from './periods.ts';
 
 /** A budget as requests see it. */
@@ -63,7 +63,7 @@ export function reservationOrder(a: ApplicableBudget, b: ApplicableBudget): numb
 }
 
 export class BudgetLedger {
-  constructor(private readonly db: Queryable, private readonly kv: KV) {}
+  constructor(private readonly db: PluginQueryable, private readonly kv: PluginKv) {}
 
   counter(budget: ApplicableBudget, now: number): Counter {
     const start = periodStart(budget.period, now);
@@ -111,7 +111,7 @@ export class BudgetLedger {
     const adds = counters.map((counter, i) => ({ key: counter.key, amount: micros, ceiling: sorted[i]!.limitMicros }));
     const reservation: Reservation = { micros, keys: counters.map((c) => c.key) };
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.kv.countersAdd(adds).catch((err: unknown) => {
+      const outcome = await this.kv.run(countersAdd, adds).catch((err: unknown) => {
         // Past its deadline the call may still run once the KV wakes: what it reserved then is reported as this
         // reservation's late outcome (lateOutcome), for the caller to give back.
         if (!(err instanceof StoreUnavailableError)) throw err;
@@ -134,10 +134,10 @@ export class BudgetLedger {
     const delta = actualMicros - reservation.micros;
     if (delta === 0 || reservation.keys.length === 0) return;
     const adds = reservation.keys.map((key) => ({ key, amount: delta, ceiling: null }));
-    const outcome = await this.kv.countersAdd(adds);
+    const outcome = await this.kv.run(countersAdd, adds);
     if (outcome.status !== 'missing') return;
     const present = adds.filter((_, i) => !outcome.missing.includes(i));
-    if (present.length > 0) await this.kv.countersAdd(present);
+    if (present.length > 0) await this.kv.run(countersAdd, present);
   }
 
   /** Drops the counter of the current period (a deleted budget). */

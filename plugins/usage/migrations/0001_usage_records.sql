@@ -1,9 +1,10 @@
--- One row per request that reached the usage plugin (plugins/usage, core/usage/). Rows are written in batches,
+-- One row per request that reached the usage plugin (plugins/usage). Written IF NOT EXISTS: data folders made
+-- before usage moved into its plugin already hold this table (then core migration 0003). Rows are written in batches,
 -- and a batch that failed is written again: `id` is made by the gateway when the record is made, so a retried
 -- batch inserts nothing twice (ON CONFLICT (id) DO NOTHING). `request_id` is not unique: callers may choose it
 -- (X-Request-ID) and reuse it, and every request still gets its own row.
 -- No foreign keys and no CHECK constraints: a row the database refuses would fail its whole batch at every retry.
-CREATE TABLE usage_records (
+CREATE TABLE IF NOT EXISTS usage_records (
   id uuid PRIMARY KEY,
   request_id text NOT NULL,
   -- When the request arrived (wall time); the /v1/usage window and `day` use it.
@@ -32,7 +33,7 @@ CREATE TABLE usage_records (
   status text NOT NULL,              -- completed | aborted | failed
   error_code text
 );
-CREATE INDEX usage_records_tenant_time ON usage_records (tenant_id, created_at);
-CREATE INDEX usage_records_key_time ON usage_records (api_key_id, created_at) WHERE api_key_id IS NOT NULL;
-CREATE INDEX usage_records_user_time ON usage_records (tenant_id, user_id, created_at) WHERE user_id IS NOT NULL;
-CREATE INDEX usage_records_request ON usage_records (request_id);
+CREATE INDEX IF NOT EXISTS usage_records_tenant_time ON usage_records (tenant_id, created_at);
+CREATE INDEX IF NOT EXISTS usage_records_key_time ON usage_records (api_key_id, created_at) WHERE api_key_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS usage_records_user_time ON usage_records (tenant_id, user_id, created_at) WHERE user_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS usage_records_request ON usage_records (request_id);

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { openKv, type KV } from '../../core/store/kv.ts';
+import { countersAdd } from '../../plugins/budget/counters.ts';
 import { MemoryKv } from '../../core/store/memory-kv.ts';
 import { redisPrefixes } from '../helpers/redis-prefixes.ts';
 
@@ -32,7 +33,7 @@ function counterSuite(name: string, open: () => Promise<KV>): void {
 
     test('a counter adds up to its ceiling, refuses beyond, and takes amounts back', async () => {
       const k = await created(0);
-      const add = (amount: number, ceiling: number | null) => kv.countersAdd([{ key: k, amount, ceiling }]);
+      const add = (amount: number, ceiling: number | null) => kv.run(countersAdd, [{ key: k, amount, ceiling }]);
       assert.deepEqual(await add(600, 1000), { status: 'applied', values: [600] });
       assert.deepEqual(await add(500, 1000), { status: 'refused', index: 0, value: 600 });
       assert.deepEqual(await add(400, 1000), { status: 'applied', values: [1000] });
@@ -46,19 +47,19 @@ function counterSuite(name: string, open: () => Promise<KV>): void {
     test('several counters: one refusal adds nothing anywhere and names the first refusing counter', async () => {
       const [a, b, c] = [await created(100), await created(900), await created(950)];
       const adds = (amount: number) => [a, b, c].map((k) => ({ key: k, amount, ceiling: 1000 }));
-      assert.deepEqual(await kv.countersAdd(adds(150)), { status: 'refused', index: 1, value: 900 });
+      assert.deepEqual(await kv.run(countersAdd, adds(150)), { status: 'refused', index: 1, value: 900 });
       assert.deepEqual(await kv.mget([a, b, c]), ['100', '900', '950']);
-      assert.deepEqual(await kv.countersAdd(adds(50)), { status: 'applied', values: [150, 950, 1000] });
-      assert.deepEqual(await kv.countersAdd([{ key: a, amount: -50, ceiling: null }, { key: c, amount: -50, ceiling: null }]), { status: 'applied', values: [100, 950] });
+      assert.deepEqual(await kv.run(countersAdd, adds(50)), { status: 'applied', values: [150, 950, 1000] });
+      assert.deepEqual(await kv.run(countersAdd, [{ key: a, amount: -50, ceiling: null }, { key: c, amount: -50, ceiling: null }]), { status: 'applied', values: [100, 950] });
     });
 
     test('missing counters are reported and nothing is added, nor created', async () => {
       const a = await created(10);
       const [gone, alsoGone] = [key(), key()];
       const adds = [gone, a, alsoGone].map((k) => ({ key: k, amount: 5, ceiling: 100 }));
-      assert.deepEqual(await kv.countersAdd(adds), { status: 'missing', missing: [0, 2] });
+      assert.deepEqual(await kv.run(countersAdd, adds), { status: 'missing', missing: [0, 2] });
       assert.deepEqual(await kv.mget([gone, a, alsoGone]), [null, '10', null]);
-      assert.deepEqual(await kv.countersAdd([{ key: gone, amount: -5, ceiling: null }]), { status: 'missing', missing: [0] });
+      assert.deepEqual(await kv.run(countersAdd, [{ key: gone, amount: -5, ceiling: null }]), { status: 'missing', missing: [0] });
       assert.equal(await kv.get(gone), null);
     });
 
@@ -66,7 +67,7 @@ function counterSuite(name: string, open: () => Promise<KV>): void {
       const a = await created(10);
       const word = key();
       await kv.set(word, 'abc');
-      await assert.rejects(kv.countersAdd([{ key: a, amount: 1, ceiling: null }, { key: word, amount: 1, ceiling: null }]));
+      await assert.rejects(kv.run(countersAdd, [{ key: a, amount: 1, ceiling: null }, { key: word, amount: 1, ceiling: null }]));
       assert.deepEqual(await kv.mget([a, word]), ['10', 'abc']);
     });
   });
@@ -85,7 +86,7 @@ describe('counters on Redis', { skip: REDIS_URL ? false : 'TEST_REDIS_URL not se
       await a.set('daily', '0', 60_000);
       await a.set('monthly', '300', 60_000);
       const adds = [{ key: 'daily', amount: 7, ceiling: 1000 }, { key: 'monthly', amount: 7, ceiling: 500 }];
-      const results = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).countersAdd(adds)));
+      const results = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).run(countersAdd, adds)));
       const applied = results.filter((r) => r.status === 'applied').length;
       assert.equal(applied, Math.floor(200 / 7));
       assert.deepEqual(await b.mget(['daily', 'monthly']), [String(7 * applied), String(300 + 7 * applied)]);

@@ -1,0 +1,71 @@
+/**
+ * What a plugin gets from the gateway: narrow interfaces over the stores, the log and identity, so that the
+ * core can change behind them without breaking a plugin. The gateway passes its real services, which satisfy these.
+ */
+import type { GatewayConfig } from '../config/types.ts';
+import type { KvOperation } from '../store/kv-operation.ts';
+import type { Caller, Credential } from './caller.ts';
+
+export interface Clock {
+  /** Wall time in ms since the epoch. */
+  now(): number;
+}
+
+export interface LogFn {
+  (context: object, message?: string): void;
+  (message: string): void;
+}
+
+export interface PluginLogger {
+  debug: LogFn;
+  info: LogFn;
+  warn: LogFn;
+  error: LogFn;
+}
+
+export type Row = Record<string, unknown>;
+
+export interface PluginQueryable {
+  query<T = Row>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Several statements, no parameters. */
+  exec(sql: string): Promise<void>;
+}
+
+/** Postgres (embedded PGlite or a server); every call is bounded by storage.databaseTimeoutMs. */
+export interface PluginDatabase extends PluginQueryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Whether pgvector is there; without it, vector search must use an exact scan. */
+  readonly hasVector: boolean;
+  transaction<T>(fn: (tx: PluginQueryable) => Promise<T>): Promise<T>;
+}
+
+/** The shared KV (memory, or Redis across instances); every call is bounded by storage.kvTimeoutMs. */
+export interface PluginKv {
+  readonly kind: 'memory' | 'redis';
+  get(key: string): Promise<string | null>;
+  mget(keys: readonly string[]): Promise<Array<string | null>>;
+  set(key: string, value: string, ttlMs?: number): Promise<void>;
+  /** Sets only when absent; returns whether it did (locks, single-use tickets, counters' creation). */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  del(key: string): Promise<void>;
+  incrBy(key: string, by: number, ttlMs?: number): Promise<number>;
+  /** The plugin's own atomic operation (defineKvOperation). */
+  run<Args, Result>(operation: KvOperation<Args, Result>, args: Args): Promise<Result>;
+}
+
+export interface IdentityService {
+  /** A presented credential -> the caller, or a 401/403 GatewayError. */
+  authenticate(credential: Credential): Promise<Caller>;
+}
+
+export interface PluginServices {
+  /** The validated pipelines.yaml, defaults applied. Read it; never change it. */
+  readonly config: Readonly<GatewayConfig>;
+  readonly db: PluginDatabase;
+  readonly kv: PluginKv;
+  readonly logger: PluginLogger;
+  readonly clock: Clock;
+  readonly identity: IdentityService;
+  /** Runs at shutdown after in-flight requests finish and before the stores close (flush buffers here). */
+  onClose(hook: () => Promise<void>): void;
+}

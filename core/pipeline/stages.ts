@@ -1,0 +1,142 @@
+/**
+ * The response path: each plugin's stages, applied in reverse pipeline order. A complete answer passes a
+ * plugin's result stages as control leaves that plugin; a stream is composed once, at the route entry, into
+ * one generator that passes each chunk through every stage, nearest the dispatcher first.
+ */
+import type { ChatCompletionChunk, Usage } from '../canonical/chat.ts';
+import { toGatewayError, type GatewayError } from '../errors.ts';
+import type { GatewayContext, GatewayMiddleware, GatewayState, ResponseStage, StreamOutcome, StreamStatus } from './context.ts';
+import type { PluginLogger } from './services.ts';
+
+interface Registered {
+  /** The position of the registering plugin in its pipeline. */
+  plugin: number;
+  stage: ResponseStage;
+}
+
+/** The request's stages and the plugin whose code is running; kept off the public state type. */
+export class StageList {
+  current = -1;
+  readonly entries: Registered[] = [];
+
+  add(stage: ResponseStage): void {
+    this.entries.push({ plugin: this.current, stage });
+  }
+
+  /** Nearest the dispatcher first: by plugin position descending, a plugin's own stages last-registered first. */
+  ordered(): ResponseStage[] {
+    return this.entries.map((entry, i) => ({ ...entry, i }))
+      .sort((a, b) => b.plugin - a.plugin || b.i - a.i)
+      .map((entry) => entry.stage);
+  }
+}
+
+const lists = new WeakMap<GatewayState, StageList>();
+
+export function attachStages(gw: GatewayState, list: StageList): void {
+  lists.set(gw, list);
+}
+
+export function stagesOf(gw: GatewayState): StageList | undefined {
+  return lists.get(gw);
+}
+
+/** Wraps the plugin at `position`: its stage registrations are attributed to it, its result stages applied as it returns. */
+export function positioned(position: number, middleware: GatewayMiddleware): GatewayMiddleware {
+  return async (ctx: GatewayContext, next) => {
+    const list = lists.get(ctx.state.gw);
+    if (!list) return middleware(ctx, next);
+    list.current = position;
+    await middleware(ctx, async () => {
+      await next();
+      list.current = position;
+    });
+    list.current = position - 1;
+    const gw = ctx.state.gw;
+    if (!gw.result || gw.stream) return;
+    for (let i = list.entries.length - 1; i >= 0; i--) {
+      const { plugin, stage } = list.entries[i]!;
+      if (plugin !== position || !stage.result) continue;
+      const replaced = await stage.result(gw.result);
+      if (replaced) gw.result = replaced;
+    }
+  };
+}
+
+/** What a stage returned for one chunk, as a list. */
+function outputOf(returned: ChatCompletionChunk | readonly ChatCompletionChunk[] | void, chunk: ChatCompletionChunk): readonly ChatCompletionChunk[] {
+  if (returned === undefined) return [chunk];
+  return Array.isArray(returned) ? returned : [returned as ChatCompletionChunk];
+}
+
+interface Seen {
+  usage: Usage | null;
+  chunks: number;
+  held: number;
+}
+
+/**
+ * Passes a stream through the stages (nearest the dispatcher first) and tells each, exactly once, how it ended:
+ * completed, aborted (the consumer stopped reading) or failed (the upstream, or a stage that ended it).
+ */
+export async function* stagedStream(
+  source: AsyncIterable<ChatCompletionChunk>,
+  stages: readonly ResponseStage[],
+  signal: AbortSignal,
+  logger: PluginLogger,
+): AsyncGenerator<ChatCompletionChunk> {
+  const seen: Seen[] = stages.map(() => ({ usage: null, chunks: 0, held: 0 }));
+  let status: StreamStatus = 'aborted';
+  let error: GatewayError | undefined;
+
+  /** Chunks entering stage `from`, through the rest; what comes out of the last one. */
+  const through = (chunks: readonly ChatCompletionChunk[], from: number): readonly ChatCompletionChunk[] => {
+    let current = chunks;
+    for (let i = from; i < stages.length && current.length > 0; i++) {
+      const stage = stages[i]!;
+      const state = seen[i]!;
+      const next: ChatCompletionChunk[] = [];
+      for (const chunk of current) {
+        state.chunks++;
+        if (chunk.usage) state.usage = chunk.usage;
+        const out = stage.chunk ? outputOf(stage.chunk(chunk), chunk) : [chunk];
+        state.held += 1 - out.length;
+        if (state.held > (stage.holdBack ?? 0)) {
+          throw new Error(`a response stage holds ${state.held} chunks back, more than its holdBack (${stage.holdBack ?? 0})`);
+        }
+        next.push(...out);
+      }
+      current = next;
+    }
+    return current;
+  };
+
+  try {
+    for await (const chunk of source) {
+      for (const out of through([chunk], 0)) yield out;
+    }
+    for (let i = 0; i < stages.length; i++) {
+      const released = stages[i]!.end?.() ?? [];
+      seen[i]!.held = 0;
+      for (const out of through(released, i + 1)) yield out;
+    }
+    status = 'completed';
+  } catch (err) {
+    status = signal.aborted ? 'aborted' : 'failed';
+    // A client that left is not an error of the stream: only a failure carries one. A stage's own bug ends the
+    // stream too (a guard that failed must not let its text through), answered as INTERNAL_ERROR.
+    if (status === 'failed') error = toGatewayError(err);
+    throw err;
+  } finally {
+    stages.forEach((stage, i) => {
+      if (!stage.complete) return;
+      const { usage, chunks } = seen[i]!;
+      const outcome: StreamOutcome = error ? { status, usage, chunks, error } : { status, usage, chunks };
+      try {
+        stage.complete(outcome);
+      } catch (err) {
+        logger.error({ err }, 'a response stage failed on completion');
+      }
+    });
+  }
+}
