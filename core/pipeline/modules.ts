@@ -30,9 +30,10 @@ let hooksRegistered = false;
 /**
  * A package may ship TypeScript. An ES module (`"type": "module"`, or .mts) is imported through tsx's global
  * hooks, registered on first need when the gateway runs compiled: it then shares the gateway's own instances of
- * `aigw/*` (one GatewayError class, which the endpoints recognise with instanceof). A .ts file that its package
- * leaves CommonJS would reach require() through those hooks and fail as an ES module "in a cycle"; tsImport
- * compiles it apart, in a namespace of its own, so it loads but gets its own copies of what it imports.
+ * `aigw/*`, and with them their module state (a request's response stages are kept in a module's WeakMap). A .ts
+ * file that its package leaves CommonJS would reach require() through those hooks and fail as an ES module "in a
+ * cycle"; tsImport compiles it apart, in a namespace of its own, so it loads but gets its own copies of what it
+ * imports.
  */
 function importModule(url: string): Promise<unknown> {
   if (!url.startsWith('file:')) return import(url);

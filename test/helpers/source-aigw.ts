@@ -1,8 +1,8 @@
 /**
  * An `aigw` for a third-party package under test to import, backed by this checkout's TypeScript sources.
  * The published manifest's exports name the compiled dist/, but a gateway started from source loads core/*.ts:
- * a package resolving `aigw/errors` to dist would get a second GatewayError class, which the source gateway's
- * `instanceof` checks do not recognise. This manifest maps each export back to its source file.
+ * a package resolving `aigw/*` to dist would run a second copy of each module, with state of its own, and one
+ * that is missing or stale until the next build. This manifest maps each export back to its source file.
  */
 import { readFileSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';

@@ -18,8 +18,8 @@ import { ADMIN_TOKEN, postJson } from '../helpers/gateway.ts';
 import { childEnv, REPO_ROOT } from '../helpers/process.ts';
 import { EXAMPLES, installProject, pack } from './operator-project.ts';
 
-// A plugin file beside pipelines.yaml, in TypeScript, that refuses with a catalogue error from `aigw/errors`:
-// the compiled gateway must see the same GatewayError class, or the refusal would become a 500.
+// A plugin file beside pipelines.yaml, in TypeScript, that refuses with a catalogue error from `aigw/errors`: the
+// compiled gateway must recognise it as its own, or the refusal would become a 500.
 const LOCAL_PLUGIN = `import { definePlugin } from 'aigw/plugin';
 import { createError } from 'aigw/errors';
 
@@ -40,6 +40,7 @@ export default definePlugin<Record<string, never>>({
 const COMMONJS_PLUGIN = `import { format } from 'node:util';
 
 export default {
+  apiVersion: 1,
   name: 'commonjs-header',
   description: 'Sets X-CommonJS.',
   configSchema: { type: 'object', additionalProperties: false, properties: {} },

@@ -16,6 +16,7 @@ const plugin = (name: string) => `import { format } from 'node:util';
 interface Config { value: string }
 
 export default {
+  apiVersion: 1,
   name: '${name}',
   description: 'Sets a header.',
   configSchema: { type: 'object', additionalProperties: false, properties: { value: { type: 'string' } } },
