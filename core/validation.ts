@@ -5,7 +5,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { validationError, type ValidationIssue } from './errors.ts';
-import type { JsonSchema } from './config/schema.ts';
+import type { JsonSchema } from './json-schema.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 

@@ -3,7 +3,7 @@
  * (RoutingTable.accepted): enabled models of enabled providers, narrowed by the caller's organization and
  * department allow-lists, plus the ids their overrides remap.
  */
-import type { JsonSchema } from '../config/schema.ts';
+import type { JsonSchema } from '../json-schema.ts';
 import type { ProviderCapabilities } from '../dispatch/provider.ts';
 import type { ModelRoute, RoutingTable } from '../dispatch/routing.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';

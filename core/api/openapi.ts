@@ -3,7 +3,7 @@
  * cannot drift from what the gateway accepts.
  */
 import Router from '@koa/router';
-import type { JsonSchema } from '../config/schema.ts';
+import type { JsonSchema } from '../json-schema.ts';
 import { errorCatalogue, type ErrorEnvelope } from '../errors.ts';
 import type { AdminRouteDescription, EndpointDescription } from '../pipeline/routes.ts';
 import { ADMIN_PREFIX } from './admin/index.ts';

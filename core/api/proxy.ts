@@ -7,7 +7,7 @@
  * body verbatim, with X-Provider added. A GET that asks for a WebSocket upgrade is admitted the same way and then
  * proxied to the provider's WebSocket API (core/api/proxy-upgrade.ts, core/dispatch/passthrough-ws.ts).
  */
-import type { JsonSchema } from '../config/schema.ts';
+import type { JsonSchema } from '../json-schema.ts';
 import {
   answerHeaders, BodyLimit, forwardedHeaders, passthroughTargets, sendPassthrough, tooLarge,
   upstreamRequestPath, withCredential, type PassthroughEntry,

@@ -5,7 +5,9 @@
  */
 import { CAPABILITIES, SPEC_CAPABILITIES } from '../identity/capabilities.ts';
 
-export type JsonSchema = Record<string, unknown>;
+import type { JsonSchema } from '../json-schema.ts';
+
+export type { JsonSchema };
 
 export interface SchemaContributor {
   name: string;

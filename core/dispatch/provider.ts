@@ -2,7 +2,7 @@
  * The provider contract: a translator between the canonical format and one provider's wire format.
  * Translators do no I/O; the dispatcher owns connections, timeouts, breakers and streaming.
  */
-import type { JsonSchema } from '../config/schema.ts';
+import type { JsonSchema } from '../json-schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../canonical/chat.ts';
 import type { LegacyCompletionRequest } from '../canonical/completion.ts';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../canonical/embeddings.ts';
@@ -158,7 +158,15 @@ export interface ProviderIO {
   now(): number;
 }
 
+/**
+ * The contract version this gateway implements. defineProvider stamps it; the registry refuses a definition
+ * made for another version, with a message naming both.
+ */
+export const PROVIDER_API_VERSION = 1;
+
 export interface ProviderDefinition {
+  /** Set by defineProvider: the contract version the translator was written against. */
+  apiVersion?: number;
   /** Lower-case slug used in pipelines.yaml and in X-Provider. */
   slug: string;
   /** The wire family (openai, anthropic, gemini, ...): translators of one family share code. */
@@ -196,15 +204,21 @@ export interface ProviderDefinition {
 const SLUG = /^[a-z][a-z0-9-]{0,62}$/;
 
 export function defineProvider(definition: ProviderDefinition): ProviderDefinition {
-  const problems = providerProblems(definition);
+  const stamped = { apiVersion: PROVIDER_API_VERSION, ...definition };
+  const problems = providerProblems(stamped);
   if (problems.length > 0) throw new Error(`invalid provider definition: ${problems.join('; ')}`);
-  return definition;
+  return stamped;
 }
 
 export function providerProblems(value: unknown): string[] {
   const d = value as Partial<ProviderDefinition> | null;
-  if (!d || typeof d !== 'object') return ['a provider module must export a definition object (defineProvider({...}))'];
+  if (!d || typeof d !== 'object') return ['a provider module must export a definition object (defineProvider({...}) from aigw/provider)'];
   const problems: string[] = [];
+  if (d.apiVersion === undefined) {
+    problems.push(`provider ${JSON.stringify(d.slug)} has no apiVersion: make it with defineProvider from aigw/provider (this gateway implements provider contract ${PROVIDER_API_VERSION})`);
+  } else if (d.apiVersion !== PROVIDER_API_VERSION) {
+    problems.push(`provider ${JSON.stringify(d.slug)} was written for provider contract ${JSON.stringify(d.apiVersion)}, and this gateway implements contract ${PROVIDER_API_VERSION}: use a version of the provider made for it`);
+  }
   if (typeof d.slug !== 'string' || !SLUG.test(d.slug)) problems.push(`slug must match ${SLUG} (got ${JSON.stringify(d.slug)})`);
   if (typeof d.family !== 'string' || d.family === '') problems.push(`provider ${d.slug}: family is required`);
   if (!d.configSchema || typeof d.configSchema !== 'object' || d.configSchema.type !== 'object') problems.push(`provider ${d.slug}: configSchema must be a JSON schema of type object`);

@@ -2,7 +2,7 @@
  * Organization and department policies. Each level can only narrow what the level above allows: allow-lists
  * intersect, rate limits take the lower value, and an override may only remap to a model the lists allow.
  */
-import type { JsonSchema } from '../config/schema.ts';
+import type { JsonSchema } from '../json-schema.ts';
 
 import type { EffectivePolicy, RateLimits } from '../pipeline/caller.ts';
 

@@ -1,5 +1,5 @@
 /** The API-key creation fields of the spec (plus tenantId, which the spec leaves to the admin side). */
-import type { JsonSchema } from '../config/schema.ts';
+import type { JsonSchema } from '../json-schema.ts';
 import { CAPABILITIES } from './capabilities.ts';
 
 const positiveInt: JsonSchema = { type: 'integer', minimum: 1 };

@@ -4,7 +4,7 @@
  * (GET /v1/models, ...) answers itself at the end of its pipeline. Pipelines are attached per endpoint.
  */
 import type { CanonicalRequest } from '../canonical/chat.ts';
-import type { JsonSchema } from '../config/schema.ts';
+import type { JsonSchema } from '../json-schema.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Breakers } from '../dispatch/breakers.ts';
 import type { ProviderIO } from '../dispatch/provider.ts';

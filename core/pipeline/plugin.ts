@@ -5,7 +5,7 @@
  * (requires / provides), so that the core checks order without knowing any plugin's name. Order comes from the
  * pipeline's list in pipelines.yaml; a plugin that answers early does not call next().
  */
-import type { JsonSchema } from '../config/schema.ts';
+import type { JsonSchema } from '../json-schema.ts';
 import { ERROR_CODE_PATTERN } from '../errors.ts';
 import type { GatewayMiddleware } from './context.ts';
 import type { PluginAdminRoute, PluginEndpoint } from './routes.ts';

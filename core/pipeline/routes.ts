@@ -3,7 +3,7 @@
  * /openapi.json documents it, pipelines.yaml attaches pipelines to data-plane paths). Core endpoints and
  * plugins' endpoints share these shapes.
  */
-import type { JsonSchema } from '../config/schema.ts';
+import type { JsonSchema } from '../json-schema.ts';
 import type { ErrorEnvelope } from '../errors.ts';
 import type { GatewayMiddleware } from './context.ts';
 import type { PluginServices } from './services.ts';

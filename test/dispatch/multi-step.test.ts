@@ -19,6 +19,7 @@ const completion = (body, target) => ({
   usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
 });
 export default {
+  apiVersion: 1,
   slug: 'stepper', family: 'test', displayName: 'Stepper',
   configSchema: { type: 'object', additionalProperties: false, properties: { tokenUrl: { type: 'string', description: 'token endpoint' } } },
   capabilities: { chat: { stream: true, tools: false, vision: false, n: false } },

@@ -2,7 +2,7 @@
  * The admin API's routes as data: the router serves them and /openapi.json documents them, from the same
  * schemas that validate their bodies.
  */
-import type { JsonSchema } from '../../config/schema.ts';
+import type { JsonSchema } from '../../json-schema.ts';
 import type { ApiKeyService } from '../../identity/api-keys.ts';
 import type { AdminRequest, AdminRouteDescription } from '../../pipeline/routes.ts';
 import type { Directory } from '../../identity/directory.ts';

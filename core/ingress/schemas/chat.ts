@@ -1,5 +1,5 @@
 /** POST /v1/chat/completions, per the spec's tables. Valid JSON Schema and OpenAPI 3.0 at once. */
-import type { JsonSchema } from '../../config/schema.ts';
+import type { JsonSchema } from '../../json-schema.ts';
 
 const textPart: JsonSchema = {
   type: 'object', required: ['type', 'text'],

@@ -2,7 +2,7 @@
  * POST /v1/completions: the chat body (the spec's), or the body legacy clients send (`prompt`, `suffix`, `echo`,
  * `best_of`, an integer `logprobs`). Valid JSON Schema and OpenAPI 3.0 at once.
  */
-import type { JsonSchema } from '../../config/schema.ts';
+import type { JsonSchema } from '../../json-schema.ts';
 import { chatRequestSchema } from './chat.ts';
 
 /** OpenAI's legacy API generates 16 tokens when the caller names no limit; the prompt form keeps that default. */

@@ -1,5 +1,5 @@
 /** POST /v1/embeddings, per the spec's table. Valid JSON Schema and OpenAPI 3.0 at once. */
-import type { JsonSchema } from '../../config/schema.ts';
+import type { JsonSchema } from '../../json-schema.ts';
 
 /** OpenAI's own cap on a batch: more inputs than this in one request are refused. */
 export const MAX_EMBEDDING_INPUTS = 2048;

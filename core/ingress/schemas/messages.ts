@@ -1,5 +1,5 @@
 /** POST /v1/messages, per the spec's tables. Valid JSON Schema and OpenAPI 3.0 at once. */
-import type { JsonSchema } from '../../config/schema.ts';
+import type { JsonSchema } from '../../json-schema.ts';
 
 const str: JsonSchema = { type: 'string' };
 const kind = (name: string): JsonSchema => ({ type: 'string', enum: [name] });

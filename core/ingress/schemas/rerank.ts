@@ -1,5 +1,5 @@
 /** POST /v1/rerank, per the spec's table. Valid JSON Schema and OpenAPI 3.0 at once. */
-import type { JsonSchema } from '../../config/schema.ts';
+import type { JsonSchema } from '../../json-schema.ts';
 
 /** The spec's limits on a rerank request: 1 to 10,000 documents, 10 MB of body. */
 export const MAX_RERANK_DOCUMENTS = 10_000;

@@ -1,0 +1,27 @@
+/**
+ * `aigw/plugin`: everything a plugin package imports. Small, typed, and free of the core's internals: services
+ * are narrow interfaces, and this module's imports reach only the contract's own files (a test keeps it so).
+ * See docs/writing-a-plugin.md.
+ */
+export { definePlugin, PLUGIN_API_VERSION } from '../pipeline/plugin.ts';
+export type { PluginDefinition, PluginErrorCode } from '../pipeline/plugin.ts';
+export type {
+  Clock, IdentityService, LogFn, PluginDatabase, PluginKv, PluginLogger, PluginQueryable, PluginServices, Row,
+} from '../pipeline/services.ts';
+export type {
+  GatewayContext, GatewayMiddleware, GatewayState, ResolvedTarget, ResponseStage, StreamOutcome, StreamStatus,
+} from '../pipeline/context.ts';
+export type { Caller, Credential, EffectivePolicy, RateLimits } from '../pipeline/caller.ts';
+export type {
+  AdminRequest, AdminRouteDescription, AdminScope, EndpointDescription, PluginAdminRoute, PluginEndpoint,
+} from '../pipeline/routes.ts';
+export { createSlot, type Slot } from '../pipeline/slot.ts';
+export { defineKvOperation, type KvOperation, type MemoryKvAccess, type MemoryState } from '../store/kv-operation.ts';
+export { createError, GatewayError, type ErrorCode, type ErrorEnvelope } from '../errors.ts';
+export type {
+  CanonicalRequest, CanonicalResult, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, Modality, Usage,
+} from '../canonical/chat.ts';
+export type { EmbeddingsRequest, EmbeddingsResult } from '../canonical/embeddings.ts';
+export type { RerankRequest, RerankResult } from '../canonical/rerank.ts';
+export type { JsonSchema } from '../json-schema.ts';
+export type { GatewayConfig, ModelConfig } from '../config/types.ts';

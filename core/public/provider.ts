@@ -1,0 +1,19 @@
+/**
+ * `aigw/provider`: everything a provider package imports: the translator contract, the canonical types it
+ * translates, and the helpers that turn an upstream's errors into the gateway's. See docs/adding-a-provider.md.
+ */
+export { defineProvider, PROVIDER_API_VERSION } from '../dispatch/provider.ts';
+export type {
+  BuiltInToolName, ChatCapability, ChatStreamDecoder, ChatTranslator, CompletionTranslator, EmbeddingsTranslator,
+  ModalityCapability, ProviderCapabilities, ProviderDefinition, ProviderIO, ProviderTarget, RerankTranslator,
+  StreamEvent, StreamFormat, UpstreamMethod, UpstreamRequest,
+} from '../dispatch/provider.ts';
+export { transportError, upstreamStatusError, type UpstreamErrorDetails } from '../dispatch/upstream-errors.ts';
+export { createError, GatewayError, type ErrorCode } from '../errors.ts';
+export type {
+  ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, ContentPart, FinishReason, ToolCall, Usage,
+} from '../canonical/chat.ts';
+export type { LegacyCompletionRequest } from '../canonical/completion.ts';
+export type { EmbeddingsRequest, EmbeddingsResult } from '../canonical/embeddings.ts';
+export type { RerankRequest, RerankResult } from '../canonical/rerank.ts';
+export type { JsonSchema } from '../json-schema.ts';
