@@ -3,8 +3,7 @@
  * speaks OpenAI's wire format at POST {baseUrl}/chat/completions with a bearer key (a local vLLM, llama.cpp or
  * Ollama server, say). Plain JavaScript: Node loads it as it is, in a compiled gateway or from source.
  */
-import { defineProvider } from 'aigw/provider';
-import { upstreamStatusError } from 'aigw/upstream-errors';
+import { defineProvider, upstreamStatusError } from 'aigw/provider';
 
 const SLUG = 'example-compat';
 const malformed = (what) => upstreamStatusError(SLUG, 502, `returned a malformed ${what}`);

@@ -18,10 +18,9 @@ import { ADMIN_TOKEN, postJson } from '../helpers/gateway.ts';
 import { childEnv, REPO_ROOT } from '../helpers/process.ts';
 import { EXAMPLES, installProject, pack } from './operator-project.ts';
 
-// A plugin file beside pipelines.yaml, in TypeScript, that refuses with a catalogue error from `aigw/errors`: the
+// A plugin file beside pipelines.yaml, in TypeScript, that refuses with a catalogue error from `aigw/plugin`: the
 // compiled gateway must recognise it as its own, or the refusal would become a 500.
-const LOCAL_PLUGIN = `import { definePlugin } from 'aigw/plugin';
-import { createError } from 'aigw/errors';
+const LOCAL_PLUGIN = `import { createError, definePlugin } from 'aigw/plugin';
 
 export default definePlugin<Record<string, never>>({
   name: 'refuse-marked',
