@@ -5,7 +5,7 @@ import { AdminCallError } from './cli/admin-client.ts';
 import { ADMIN_GROUPS, ADMIN_USAGE, adminCommand, UsageError } from './cli/admin-commands.ts';
 import { ConfigError } from './config/document.ts';
 import { builtIns } from './cli/builtins.ts';
-import { loadConfig } from './config/load.ts';
+import { loadConfig } from './boot/load.ts';
 import { renderProviderTable, withProviderTable } from './dispatch/provider-table.ts';
 import { createGateway } from './gateway.ts';
 import { createLogger } from './logger.ts';

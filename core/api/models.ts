@@ -7,7 +7,7 @@ import type { JsonSchema } from '../json-schema.ts';
 import type { ProviderCapabilities } from '../dispatch/provider.ts';
 import type { ModelRoute, RoutingTable } from '../dispatch/routing.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
-import type { Capability } from '../identity/capabilities.ts';
+import type { Capability } from '../config/capabilities.ts';
 import { UNRESTRICTED } from '../identity/policy.ts';
 import type { LocalEndpoint } from '../ingress/endpoint.ts';
 

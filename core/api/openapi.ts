@@ -8,7 +8,7 @@ import { errorCatalogue, type ErrorEnvelope } from '../errors.ts';
 import type { AdminRouteDescription, EndpointDescription } from '../pipeline/routes.ts';
 import { ADMIN_PREFIX } from './admin/index.ts';
 import { adminRoutes } from './admin/routes.ts';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pagination.ts';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../store/pagination.ts';
 
 const errorSchema = (): JsonSchema => ({
   type: 'object', required: ['error'],

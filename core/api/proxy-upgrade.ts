@@ -9,12 +9,9 @@
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { PendingUpgrade } from '../dispatch/passthrough-ws.ts';
 
-export interface PendingUpgrade {
-  socket: Duplex;
-  head: Buffer;
-  res: ServerResponse;
-}
+export type { PendingUpgrade };
 
 const pending = new WeakMap<IncomingMessage, PendingUpgrade>();
 

@@ -3,7 +3,7 @@
  * admin API (see admin-client.ts). `--json` prints the API's answer as is.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config/load.ts';
+import { loadConfig } from '../boot/load.ts';
 import { builtIns } from './builtins.ts';
 import { withAdminApi, type AdminCall } from './admin-client.ts';
 

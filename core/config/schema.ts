@@ -3,7 +3,7 @@
  * below plus every registered plugin's and provider's own configSchema, so that a plugin entry or a
  * provider block is checked by the schema its author wrote.
  */
-import { CAPABILITIES, SPEC_CAPABILITIES } from '../identity/capabilities.ts';
+import { CAPABILITIES, SPEC_CAPABILITIES } from './capabilities.ts';
 
 import type { JsonSchema } from '../json-schema.ts';
 

@@ -104,6 +104,9 @@ export interface PluginEntry {
   config: Record<string, unknown>;
 }
 
+/** The pipeline that serves every route no other pipeline names. */
+export const DEFAULT_PIPELINE = 'default';
+
 export interface PipelineConfig {
   name: string;
   routes: string[];

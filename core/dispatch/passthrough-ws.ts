@@ -4,15 +4,23 @@
  * as an HTTP passthrough request, inside the provider's breaker. The upstream's 101 and every frame after it
  * pass through untouched; an upstream that refuses the upgrade has its answer passed through verbatim.
  */
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { createProxyServer } from 'http-proxy-3';
-import type { PendingUpgrade } from '../api/proxy-upgrade.ts';
 import { GatewayError, renderError } from '../errors.ts';
 import { countsAsFailure, upstreamRequestPath, type PassthroughDeps, type PassthroughEntry } from './passthrough.ts';
 import type { UpstreamTarget } from './passthrough-path.ts';
 import type { UpstreamRequest } from './provider.ts';
 import { isAbort, transportError } from './upstream-errors.ts';
+
+
+/** An upgrade request held until its pipeline has admitted it (core/api/proxy-upgrade.ts). */
+export interface PendingUpgrade {
+  socket: Duplex;
+  head: Buffer;
+  res: ServerResponse;
+}
 
 /** The upgrade's own hop-by-hop headers, put back after the header rules dropped every hop-by-hop one. */
 const UPGRADE_HEADERS = { connection: 'Upgrade', upgrade: 'websocket' };

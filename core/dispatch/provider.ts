@@ -8,6 +8,7 @@ import type { LegacyCompletionRequest } from '../canonical/completion.ts';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../canonical/embeddings.ts';
 import type { RerankRequest, RerankResult } from '../canonical/rerank.ts';
 import type { GatewayError } from '../errors.ts';
+import type { StreamEvent, StreamFormat } from '../streaming/events.ts';
 
 /** Everything a translator needs to know about where a request goes. */
 export interface ProviderTarget {
@@ -40,16 +41,7 @@ export interface UpstreamRequest {
   bodyStreamed?: boolean;
 }
 
-/** One upstream stream event, whatever the framing: SSE events, JSON lines, AWS event-stream messages. */
-export interface StreamEvent {
-  /** The SSE event name (`message` when unnamed), the AWS `:event-type`, or '' for JSON lines. */
-  event: string;
-  /** The event's data as text (JSON for every provider so far). */
-  data: string;
-}
-
-/** How a provider frames its streams: one decoder per format in core/streaming/. */
-export type StreamFormat = 'sse' | 'ndjson' | 'aws-eventstream';
+export type { StreamEvent, StreamFormat };
 
 /** Turns the events of one upstream stream into canonical chunks. One instance per stream. */
 export interface ChatStreamDecoder {

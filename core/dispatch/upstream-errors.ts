@@ -1,5 +1,6 @@
 /** How an upstream's answer or failure becomes the caller's error; shared by every translator. */
 import { GatewayError } from '../errors.ts';
+import { UpstreamTooLargeError } from '../streaming/events.ts';
 
 export interface UpstreamErrorDetails {
   provider: string;
@@ -44,15 +45,7 @@ export function upstreamStatusError(provider: string, status: number, message: s
   return new GatewayError('UPSTREAM_ERROR', text, details);
 }
 
-/**
- * An upstream answer past a size limit: one stream frame (upstream.maxFrameBytes) or a whole non-streamed body
- * (upstream.maxBodyBytes). Thrown by the readers as soon as the limit is crossed, before more is read.
- */
-export class UpstreamTooLargeError extends Error {
-  constructor(readonly what: 'stream frame' | 'body', readonly limitBytes: number) {
-    super(`upstream ${what} exceeds ${limitBytes} bytes`);
-  }
-}
+export { UpstreamTooLargeError };
 
 /**
  * Every connection to the origin stayed busy for upstream.queueTimeoutMs: the gateway's own limit, not the

@@ -9,7 +9,7 @@ import type { KV } from '../store/kv.ts';
 import { IdentityCache } from './cache.ts';
 import { compileRequestSchema, refuseUnstorableText } from '../validation.ts';
 import { createApiKeySchema } from './schemas.ts';
-import { listPage, type Page, type PageRequest } from '../api/pagination.ts';
+import { listPage, type Page, type PageRequest } from '../store/pagination.ts';
 import { GatewayError } from '../errors.ts';
 import { recordAdminWrite, type AdminScope } from './audit.ts';
 import { outOfScope, requireMembership, tenantInScope, visible } from './directory.ts';

@@ -4,7 +4,7 @@
  * policy change holds at once on every instance sharing the KV.
  */
 import { randomUUID } from 'node:crypto';
-import { listPage, type Page, type PageRequest } from '../api/pagination.ts';
+import { listPage, type Page, type PageRequest } from '../store/pagination.ts';
 import { GatewayError, validationError } from '../errors.ts';
 import type { Database, Queryable } from '../store/database.ts';
 import type { Logger } from '../logger.ts';

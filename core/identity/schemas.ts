@@ -1,6 +1,6 @@
 /** The API-key creation fields of the spec (plus tenantId, which the spec leaves to the admin side). */
 import type { JsonSchema } from '../json-schema.ts';
-import { CAPABILITIES } from './capabilities.ts';
+import { CAPABILITIES } from '../config/capabilities.ts';
 
 const positiveInt: JsonSchema = { type: 'integer', minimum: 1 };
 

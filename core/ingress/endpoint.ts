@@ -45,7 +45,7 @@ export interface DispatchEndpoint extends EndpointBase {
   kind: 'dispatch';
   /** Validated body -> canonical request (throws VALIDATION_ERROR for rules a schema cannot say). */
   parse(body: unknown): CanonicalRequest;
-  /** Writes the canonical answer (gw.result or gw.stream, already tapped) in this endpoint's wire format. */
+  /** Writes the canonical answer (gw.result or gw.stream, already passed through the response stages) in this endpoint's wire format. */
   respond(ctx: GatewayContext): void;
 }
 

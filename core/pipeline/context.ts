@@ -46,7 +46,10 @@ export interface ResponseStage {
   chunk?(chunk: ChatCompletionChunk): ChatCompletionChunk | readonly ChatCompletionChunk[] | void;
   /** The stream is ending normally: return the chunks still held, to pass on before the end. May throw as chunk(). */
   end?(): readonly ChatCompletionChunk[] | void;
-  /** Exactly once per stream that was sent, with what reached this stage: completed, aborted or failed. */
+  /**
+   * Exactly once per stream that was sent, with what reached this stage: completed, aborted or failed. A stream
+   * ended by a stage of a plugin listed before this one is aborted here (its consumer stopped), without that error.
+   */
   complete?(outcome: StreamOutcome): void;
   /** How many chunks this stage may hold back at once (default 0); holding more ends the stream as a bug. */
   holdBack?: number;

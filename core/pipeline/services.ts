@@ -3,6 +3,7 @@
  * core can change behind them without breaking a plugin. The gateway passes its real services, which satisfy these.
  */
 import type { GatewayConfig } from '../config/types.ts';
+import type { Log, LogFn } from '../log.ts';
 import type { KvOperation } from '../store/kv-operation.ts';
 import type { Caller, Credential } from './caller.ts';
 
@@ -11,17 +12,8 @@ export interface Clock {
   now(): number;
 }
 
-export interface LogFn {
-  (context: object, message?: string): void;
-  (message: string): void;
-}
-
-export interface PluginLogger {
-  debug: LogFn;
-  info: LogFn;
-  warn: LogFn;
-  error: LogFn;
-}
+export type { LogFn };
+export type PluginLogger = Log;
 
 export type Row = Record<string, unknown>;
 

@@ -77,7 +77,9 @@ interface Seen {
 
 /**
  * Passes a stream through the stages (nearest the dispatcher first) and tells each, exactly once, how it ended:
- * completed, aborted (the consumer stopped reading) or failed (the upstream, or a stage that ended it).
+ * completed, aborted (the consumer stopped reading) or failed (the upstream, or a stage that ended it). A stage
+ * that ends the stream is a consumer that stopped reading for the stages before it: they are told aborted, not
+ * its error, which never passed them (as a complete answer's stage error never reaches the earlier result stages).
  */
 export async function* stagedStream(
   source: AsyncIterable<ChatCompletionChunk>,
@@ -88,6 +90,10 @@ export async function* stagedStream(
   const seen: Seen[] = stages.map(() => ({ usage: null, chunks: 0, held: 0 }));
   let status: StreamStatus = 'aborted';
   let error: GatewayError | undefined;
+  /** The stage whose code is running, or -1 (the source, or between stages). */
+  let running = -1;
+  /** The stage that ended the stream; the stages before it saw their consumer stop. */
+  let failedAt = -1;
 
   /** Chunks entering stage `from`, through the rest; what comes out of the last one. */
   const through = (chunks: readonly ChatCompletionChunk[], from: number): readonly ChatCompletionChunk[] => {
@@ -99,6 +105,7 @@ export async function* stagedStream(
       for (const chunk of current) {
         state.chunks++;
         if (chunk.usage) state.usage = chunk.usage;
+        running = i;
         const out = stage.chunk ? outputOf(stage.chunk(chunk), chunk) : [chunk];
         state.held += 1 - out.length;
         if (state.held > (stage.holdBack ?? 0)) {
@@ -108,6 +115,7 @@ export async function* stagedStream(
       }
       current = next;
     }
+    running = -1;
     return current;
   };
 
@@ -116,12 +124,14 @@ export async function* stagedStream(
       for (const out of through([chunk], 0)) yield out;
     }
     for (let i = 0; i < stages.length; i++) {
+      running = i;
       const released = stages[i]!.end?.() ?? [];
       seen[i]!.held = 0;
       for (const out of through(released, i + 1)) yield out;
     }
     status = 'completed';
   } catch (err) {
+    failedAt = signal.aborted ? -1 : running;
     status = signal.aborted ? 'aborted' : 'failed';
     // A client that left is not an error of the stream: only a failure carries one. A stage's own bug ends the
     // stream too (a guard that failed must not let its text through), answered as INTERNAL_ERROR.
@@ -131,7 +141,8 @@ export async function* stagedStream(
     stages.forEach((stage, i) => {
       if (!stage.complete) return;
       const { usage, chunks } = seen[i]!;
-      const outcome: StreamOutcome = error ? { status, usage, chunks, error } : { status, usage, chunks };
+      const outcome: StreamOutcome = i < failedAt ? { status: 'aborted', usage, chunks }
+        : error ? { status, usage, chunks, error } : { status, usage, chunks };
       try {
         stage.complete(outcome);
       } catch (err) {

@@ -11,7 +11,7 @@
  * close() waits for admitted requests to hand in their records, then retries the writes until the deadline; what
  * still cannot be written by then is logged in full (error lines), never silently lost.
  */
-import type { PluginLogger as Logger } from '../pipeline/services.ts';
+import type { Log as Logger } from '../log.ts';
 
 export interface RecorderSettings {
   flushIntervalMs: number;

@@ -4,8 +4,8 @@
  * and a CRC32 of everything before it; both checksums are verified.
  */
 import { crc32 } from 'node:zlib';
-import type { StreamEvent } from '../dispatch/provider.ts';
-import { UpstreamTooLargeError } from '../dispatch/upstream-errors.ts';
+import type { StreamEvent } from './events.ts';
+import { UpstreamTooLargeError } from './events.ts';
 import { DEFAULT_MAX_FRAME_BYTES } from './sse.ts';
 
 export interface EventStreamMessage {

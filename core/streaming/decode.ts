@@ -1,5 +1,5 @@
 /** The upstream stream framings a provider may declare, each decoded by its own layered decoder. */
-import type { StreamEvent, StreamFormat } from '../dispatch/provider.ts';
+import type { StreamEvent, StreamFormat } from './events.ts';
 import { decodeAwsEventStream } from './aws-eventstream.ts';
 import { decodeNdjson } from './ndjson.ts';
 import { decodeSse, DEFAULT_MAX_FRAME_BYTES } from './sse.ts';

@@ -1,5 +1,5 @@
 /** Newline-delimited JSON streams (one JSON document per line), on the shared line decoder. */
-import type { StreamEvent } from '../dispatch/provider.ts';
+import type { StreamEvent } from './events.ts';
 import { DEFAULT_MAX_FRAME_BYTES, LineDecoder } from './sse.ts';
 
 /** A line longer than `maxFrameBytes` throws UpstreamTooLargeError before it is held whole. */

@@ -3,7 +3,7 @@
  * events into canonical chunks; nothing else parses SSE. Follows the WHATWG event-stream rules: CR, LF and
  * CRLF line ends (a CRLF may be split across reads), `:` comments, multi-line `data`, a leading BOM.
  */
-import { UpstreamTooLargeError } from '../dispatch/upstream-errors.ts';
+import { UpstreamTooLargeError } from './events.ts';
 
 export interface SseEvent {
   event: string;

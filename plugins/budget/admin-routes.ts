@@ -1,5 +1,5 @@
 /** The budget plugin's admin routes under /admin/v1: create, list, read, change and delete budgets. */
-import { pageRequest } from '../../core/api/pagination.ts';
+import { pageRequest } from '../../core/store/pagination.ts';
 import type { PluginAdminRoute } from '../../core/pipeline/routes.ts';
 import type { BudgetService } from './budgets.ts';
 import { budgetRecordSchema, createBudgetSchema, deletedBudgetSchema, updateBudgetSchema } from './schemas.ts';

@@ -6,7 +6,7 @@
  * budget is served through a KV outage whatever the budget plugin's onStoreError.
  */
 import { randomUUID } from 'node:crypto';
-import { listPage, type Page, type PageRequest } from '../../core/api/pagination.ts';
+import { listPage, type Page, type PageRequest } from '../../core/store/pagination.ts';
 import { GatewayError, validationError } from '../../core/errors.ts';
 import { recordAdminWrite, type AdminScope } from '../../core/identity/audit.ts';
 import { IdentityCache } from '../../core/identity/cache.ts';

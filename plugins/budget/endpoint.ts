@@ -7,7 +7,7 @@
 import type { BudgetService } from './budgets.ts';
 import { reservationOrder } from './ledger.ts';
 import { BUDGET_PERIODS, BUDGET_SCOPES, periodEnd, periodStart, usd } from './periods.ts';
-import type { JsonSchema } from '../../core/config/schema.ts';
+import type { JsonSchema } from '../../core/json-schema.ts';
 import { GatewayError } from '../../core/errors.ts';
 import type { PluginEndpoint } from '../../core/pipeline/routes.ts';
 

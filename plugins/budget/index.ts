@@ -6,7 +6,7 @@
  * (streams included). See docs/limits.md#budgets.
  */
 import { fileURLToPath } from 'node:url';
-import type { JsonSchema } from '../../core/config/schema.ts';
+import type { JsonSchema } from '../../core/json-schema.ts';
 import { GatewayError } from '../../core/errors.ts';
 import type { StreamOutcome } from '../../core/pipeline/context.ts';
 import { definePlugin } from '../../core/pipeline/plugin.ts';

@@ -1,5 +1,5 @@
 /** Budget bodies of the admin API and the records it answers with; the same schemas validate and document. */
-import type { JsonSchema } from '../../core/config/schema.ts';
+import type { JsonSchema } from '../../core/json-schema.ts';
 import { BUDGET_PERIODS, BUDGET_SCOPES } from './periods.ts';
 
 /** A billion dollars: in micro-dollars still far inside the safe-integer range. */

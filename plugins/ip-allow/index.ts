@@ -1,6 +1,6 @@
 /**
  * ip-allow: refuses a caller whose address is outside its key's allowedIps (spec: Authentication, item 5).
- * Reads gw.caller, so it runs after auth (a config rule enforces the order), and gw.clientIp, which the core
+ * Reads gw.caller, so it runs after auth (it requires "caller", which auth provides), and gw.clientIp, which the core
  * resolves from the socket peer or, with server.trustProxy, from X-Forwarded-For.
  */
 import { GatewayError } from '../../core/errors.ts';

@@ -1,5 +1,5 @@
 /** The ratelimit plugin's configuration: its JSON schema (every property described) and its type. */
-import type { JsonSchema } from '../../core/config/schema.ts';
+import type { JsonSchema } from '../../core/json-schema.ts';
 import type { RateLimits } from '../../core/identity/policy.ts';
 
 export const LIMIT_NAMES = ['requestsPerMinute', 'requestsPerDay', 'tokensPerDay'] as const;

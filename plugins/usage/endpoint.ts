@@ -17,12 +17,12 @@
  * tenant. Records are written in batches (plugins/usage): a request shows here once its batch is written, within
  * the plugin's flushIntervalMs.
  */
-import type { JsonSchema } from '../../core/config/schema.ts';
+import type { JsonSchema } from '../../core/json-schema.ts';
 import { GatewayError, validationError } from '../../core/errors.ts';
 import type { PluginEndpoint } from '../../core/pipeline/routes.ts';
 import type { Caller } from '../../core/pipeline/context.ts';
 import type { PluginQueryable as Queryable } from '../../core/pipeline/services.ts';
-import { pageRequest } from '../../core/api/pagination.ts';
+import { pageRequest } from '../../core/store/pagination.ts';
 
 const DAY_MS = 86_400_000;
 export const DEFAULT_WINDOW_MS = 30 * DAY_MS;

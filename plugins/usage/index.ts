@@ -1,7 +1,8 @@
 /**
  * usage: exactly one usage record per request that reaches it (modality, tokens, search units, cost, latency,
  * time to first byte, status, error code), written in batches by one recorder per gateway
- * (core/store/buffered-recorder.ts) that every pipeline entry shares. Reads the caller, so it runs after auth (a config rule enforces the order). Only
+ * (core/store/buffered-recorder.ts) that every pipeline entry shares. Reads the caller, so it requires "caller"
+ * (auth provides it). Owns the usage_records table (migrations/) and GET /v1/usage (endpoint.ts). Only
  * dispatch endpoints are recorded: local endpoints (/v1/models, /v1/usage) and the passthrough pass through.
  */
 import type { ModelConfig } from '../../core/config/types.ts';
@@ -106,7 +107,7 @@ export default definePlugin<UsagePluginConfig, UsageShared>({
         meter.failed(err);
         throw err;
       }
-      if (gw.stream) return; // the tap records it when the stream ends
+      if (gw.stream) return; // its stage records it when the stream ends
       if (gw.result) meter.answered(gw.result);
     };
   },

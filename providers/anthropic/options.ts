@@ -3,7 +3,7 @@
  * Vertex AI reuses these properties in its own configSchema), so the translation reads them from
  * `target.options` whatever the provider.
  */
-import type { JsonSchema } from '../../core/config/schema.ts';
+import type { JsonSchema } from '../../core/json-schema.ts';
 
 export interface MessagesSettings {
   defaultMaxTokens: number;

@@ -4,7 +4,7 @@
  * stream_options). Capabilities follow each provider's documentation; where a host serves many open models,
  * `vision` and `tools` are on when at least one of its models takes them (the model refuses otherwise).
  */
-import type { JsonSchema } from '../../core/config/schema.ts';
+import type { JsonSchema } from '../../core/json-schema.ts';
 import type { ChatCapability, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { mistralEmbeddingsBody, nimEmbeddingsBody, type CompatibleEmbeddings } from './embeddings.ts';
 import type { ParameterPolicy } from './policy.ts';

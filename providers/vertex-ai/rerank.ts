@@ -5,7 +5,7 @@
  * carries an absolute URL; the OAuth token is the one Vertex chat uses (authorizeVertex). At most 200 records
  * a call. Google bills ranking per request, reported nowhere in the answer: search units follow Cohere's rule.
  */
-import type { JsonSchema } from '../../core/config/schema.ts';
+import type { JsonSchema } from '../../core/json-schema.ts';
 import type { RerankTranslator } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { malformedAnswer } from '../shared/embeddings.ts';

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import type Router from '@koa/router';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { createApiKeySchema } from '../../core/identity/schemas.ts';
-import { endpoints } from '../../core/ingress/endpoints.ts';
+import { endpoints } from '../../core/api/endpoints.ts';
 import { chatRequestSchema } from '../../core/ingress/schemas/chat.ts';
 import { chatConfig, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 

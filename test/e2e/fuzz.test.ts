@@ -14,7 +14,7 @@ import { SignJWT } from 'jose';
 import { pino } from 'pino';
 import type Router from '@koa/router';
 import { adminRoutes } from '../../core/api/admin/routes.ts';
-import { endpoints } from '../../core/ingress/endpoints.ts';
+import { endpoints } from '../../core/api/endpoints.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { BODY_KINDS, fuzzBody, PARAM_VALUES, pick, prng, QUERIES, sampleFromSchema, type Random } from '../helpers/fuzz-inputs.ts';

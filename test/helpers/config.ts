@@ -1,6 +1,6 @@
 /** The config loader with the built-ins bound, as the CLI calls it. */
 import { builtIns } from '../../core/cli/builtins.ts';
-import * as load from '../../core/config/load.ts';
+import * as load from '../../core/boot/load.ts';
 
 export { builtIns };
 

@@ -1,7 +1,7 @@
 /** In-process gateways for tests: a config text, a fresh data folder, a listening server, and helpers. */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseConfig } from './config.ts';
 import { createGateway, type Gateway, type GatewayOptions } from '../../core/gateway.ts';
 import { silentLogger } from '../../core/logger.ts';
@@ -21,13 +21,16 @@ export interface TestGateway {
 
 export interface TestGatewayOptions extends GatewayOptions {
   env?: NodeJS.ProcessEnv;
-  /** Extra files (plugins) written beside the config. */
+  /** Extra files (plugins, their migrations) written beside the config; a name may include folders. */
   files?: Record<string, string>;
 }
 
 export async function startTestGateway(yaml: string, options: TestGatewayOptions = {}): Promise<TestGateway> {
   const configDir = await mkdtemp(join(tmpdir(), 'aigw-test-config-'));
-  for (const [name, text] of Object.entries(options.files ?? {})) await writeFile(join(configDir, name), text);
+  for (const [name, text] of Object.entries(options.files ?? {})) {
+    await mkdir(dirname(join(configDir, name)), { recursive: true });
+    await writeFile(join(configDir, name), text);
+  }
   const dataDir = await freshDataDir();
   const file = join(configDir, 'pipelines.yaml');
   await writeFile(file, yaml);

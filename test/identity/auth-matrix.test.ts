@@ -11,8 +11,8 @@ import { ConfigError } from '../../core/config/document.ts';
 import { parseConfig } from '../helpers/config.ts';
 import {
   CAPABILITIES, CAPABILITY_ENDPOINTS, capabilityFor, EXTENSION_CAPABILITY_ENDPOINTS, SPEC_CAPABILITIES as CODE_SPEC_CAPABILITIES, SPEC_CAPABILITY_ENDPOINTS,
-} from '../../core/identity/capabilities.ts';
-import { endpoints } from '../../core/ingress/endpoints.ts';
+} from '../../core/config/capabilities.ts';
+import { endpoints } from '../../core/api/endpoints.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
 import { ADMIN_TOKEN, chatConfig, postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 

@@ -96,7 +96,7 @@ async function startUpstream(): Promise<Upstream> {
 // (as a token exchange or a signer would), and plain bearer ones for errors and the breaker.
 
 const TEST_PROVIDERS = `
-const base = { family: 'test', configSchema: { type: 'object' }, capabilities: {}, mapError: () => new Error('unused') };
+const base = { apiVersion: 1, family: 'test', configSchema: { type: 'object' }, capabilities: {}, mapError: () => new Error('unused') };
 export default [
   { ...base, slug: 'hooked', displayName: 'Hooked', passthroughHeaders: (t) => ({ 'x-test-key': t.apiKey }) },
   {

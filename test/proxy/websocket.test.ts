@@ -63,7 +63,7 @@ before(async () => {
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const silentPort = (silent.address() as AddressInfo).port;
   const extra = `server:\n  shutdownTimeoutMs: 300\nupstream:\n  headersTimeoutMs: ${HANDSHAKE_MS}\nproviderPackages: [./p.mjs]\n`;
-  const provider = (slug: string) => `{ slug: '${slug}', family: 'test', displayName: '${slug}', configSchema: { type: 'object' }, capabilities: {}, mapError: () => new Error('unused') }`;
+  const provider = (slug: string) => `{ apiVersion: 1, slug: '${slug}', family: 'test', displayName: '${slug}', configSchema: { type: 'object' }, capabilities: {}, mapError: () => new Error('unused') }`;
   gw = await startTestGateway(chatConfig(`${url}/v1?api-version=7`, extra).replace('providers:\n', `providers:
   down:
     baseUrl: http://127.0.0.1:${await closedPort()}/v1

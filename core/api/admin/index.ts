@@ -2,7 +2,7 @@
 import Router from '@koa/router';
 import { jsonBodyReader } from '../../ingress/body.ts';
 import { refuseUnstorableText } from '../../validation.ts';
-import { adminAuth, type AdminCredentials } from './auth.ts';
+import { adminAuth, type AdminCredentials } from './credentials.ts';
 import type { BoundAdminRoute } from '../../pipeline/plugin-routes.ts';
 import { adminRoutes, type AdminDeps } from './routes.ts';
 

@@ -11,7 +11,7 @@ import { policySchema } from '../../identity/policy.ts';
 import {
   apiKeyRecordSchema, createApiKeySchema, createDepartmentSchema, createOrganizationSchema, createTenantSchema, jwtRevocationSchema,
 } from '../../identity/schemas.ts';
-import { pageRequest } from '../pagination.ts';
+import { pageRequest } from '../../store/pagination.ts';
 
 export interface AdminDeps {
   apiKeys: ApiKeyService;

@@ -8,11 +8,11 @@ import { ProviderRegistry } from '../dispatch/provider-registry.ts';
 import { importDefinitions } from '../pipeline/modules.ts';
 import { PluginRegistry } from '../pipeline/registry.ts';
 import { createAjv } from '../validation.ts';
-import { ConfigError, PositionedDocument, type ConfigIssue } from './document.ts';
-import { configIssues } from './issues.ts';
-import { buildConfigSchema } from './schema.ts';
+import { ConfigError, PositionedDocument, type ConfigIssue } from '../config/document.ts';
+import { configIssues } from '../config/issues.ts';
+import { buildConfigSchema } from '../config/schema.ts';
 import { DEFAULT_PIPELINE, semanticIssues } from './semantics.ts';
-import type { GatewayConfig, ModelConfig, PluginEntry } from './types.ts';
+import type { GatewayConfig, ModelConfig, PluginEntry } from '../config/types.ts';
 
 export interface LoadedConfig {
   config: GatewayConfig;

@@ -3,18 +3,18 @@
  * out), the pipeline's plugins in their configured order, and the dispatcher last.
  */
 import type { Context } from 'koa';
-import type { GatewayConfig, PipelineConfig, ServerConfig } from '../config/types.ts';
-import { DEFAULT_PIPELINE } from '../config/semantics.ts';
+import { DEFAULT_PIPELINE, type GatewayConfig, type PipelineConfig, type ServerConfig } from '../config/types.ts';
+
 import { GatewayError } from '../errors.ts';
 import { clientAddress, compileAddressList } from '../identity/addresses.ts';
 import type { EndpointDefinition } from '../ingress/endpoint.ts';
 import { jsonBodyReader } from '../ingress/body.ts';
 import type { Logger } from '../logger.ts';
 import { withTimeout } from '../timeout.ts';
-import type { GatewayContext, GatewayMiddleware, GatewayState } from './context.ts';
-import type { PluginServices } from './plugin.ts';
-import type { PluginRegistry } from './registry.ts';
-import { attachStages, positioned, StageList, stagedStream, stagesOf } from './stages.ts';
+import type { GatewayContext, GatewayMiddleware, GatewayState } from '../pipeline/context.ts';
+import type { PluginServices } from '../pipeline/plugin.ts';
+import type { PluginRegistry } from '../pipeline/registry.ts';
+import { attachStages, positioned, StageList, stagedStream, stagesOf } from '../pipeline/stages.ts';
 
 export function pipelineForRoute(config: GatewayConfig, path: string): PipelineConfig {
   // The loader always leaves a `default` pipeline (the file's, or the implicit one).

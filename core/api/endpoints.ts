@@ -1,12 +1,12 @@
 /** Every data-plane endpoint the gateway serves, one line each; pipelines attach to these paths. */
-import { modelsEndpoint } from '../api/models.ts';
-import { proxyEndpoints } from '../api/proxy.ts';
-import { chatCompletionsEndpoint } from './chat.ts';
-import { completionsEndpoint } from './completions.ts';
-import { embeddingsEndpoint } from './embeddings.ts';
-import type { EndpointDefinition } from './endpoint.ts';
-import { messagesEndpoint } from './messages.ts';
-import { rerankEndpoint } from './rerank.ts';
+import { modelsEndpoint } from './models.ts';
+import { proxyEndpoints } from './proxy.ts';
+import { chatCompletionsEndpoint } from '../ingress/chat.ts';
+import { completionsEndpoint } from '../ingress/completions.ts';
+import { embeddingsEndpoint } from '../ingress/embeddings.ts';
+import type { EndpointDefinition } from '../ingress/endpoint.ts';
+import { messagesEndpoint } from '../ingress/messages.ts';
+import { rerankEndpoint } from '../ingress/rerank.ts';
 
 export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, modelsEndpoint, ...proxyEndpoints];
 

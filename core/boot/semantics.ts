@@ -3,8 +3,10 @@ import { missingPlaceholders } from '../dispatch/base-url.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
 import type { PluginRegistry } from '../pipeline/registry.ts';
 import { parseRange } from '../identity/addresses.ts';
-import { endpointPaths } from '../ingress/endpoints.ts';
-import type { GatewayConfig } from './types.ts';
+import { endpointPaths } from '../api/endpoints.ts';
+import { DEFAULT_PIPELINE, type GatewayConfig } from '../config/types.ts';
+
+export { DEFAULT_PIPELINE };
 
 export interface SemanticIssue {
   pointer: string;
@@ -13,7 +15,6 @@ export interface SemanticIssue {
   key?: string;
 }
 
-export const DEFAULT_PIPELINE = 'default';
 
 /** The fact a plugin provides when it sets gw.caller; every /v1 route and the passthrough need it. */
 export const CALLER = 'caller';

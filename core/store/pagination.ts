@@ -4,7 +4,7 @@
  * (created_at, id); the cursor holds the last row's exact microsecond timestamp and id.
  */
 import { validationError } from '../errors.ts';
-import type { Queryable } from '../store/database.ts';
+import type { Queryable } from './database.ts';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
