@@ -2,14 +2,62 @@
  * Loads third-party plugins and provider translators named in pipelines.yaml: an npm package name, or a
  * path relative to the config file. The module's default export is one definition or an array of them.
  */
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { register, tsImport } from 'tsx/esm/api';
+
+const TYPESCRIPT = /\.(ts|mts|cts|tsx)$/;
 
 export async function importDefinitions(specifier: string, configDir: string): Promise<unknown[]> {
-  const module = (await import(resolveSpecifier(specifier, configDir))) as { default?: unknown };
-  const exported = module.default ?? module;
+  const module = (await importModule(resolveSpecifier(specifier, configDir))) as { default?: unknown };
+  let exported: unknown = module.default ?? module;
+  // TypeScript compiled as CommonJS (a package without `"type": "module"`) puts its default export on
+  // module.exports.default, behind the __esModule marker, and import() hands over module.exports whole.
+  if (isCompiledEsModule(exported)) exported = exported.default;
   return Array.isArray(exported) ? exported : [exported];
+}
+
+function isCompiledEsModule(value: unknown): value is { default: unknown } {
+  return typeof value === 'object' && value !== null && (value as { __esModule?: unknown }).__esModule === true && 'default' in value;
+}
+
+// From source, tsx's hooks are already in place (bin/aigw.js or `node --import tsx`); compiled, there are none.
+const COMPILED = import.meta.url.endsWith('.js');
+let hooksRegistered = false;
+
+/**
+ * A package may ship TypeScript. An ES module (`"type": "module"`, or .mts) is imported through tsx's global
+ * hooks, registered on first need when the gateway runs compiled: it then shares the gateway's own instances of
+ * `aigw/*`, and with them their module state (a request's response stages are kept in a module's WeakMap). A .ts
+ * file that its package leaves CommonJS would reach require() through those hooks and fail as an ES module "in a
+ * cycle"; tsImport compiles it apart, in a namespace of its own, so it loads but gets its own copies of what it
+ * imports.
+ */
+function importModule(url: string): Promise<unknown> {
+  if (!url.startsWith('file:')) return import(url);
+  const file = fileURLToPath(url);
+  if (!TYPESCRIPT.test(file)) return import(url);
+  if (!isEsModule(file)) return tsImport(url, import.meta.url);
+  if (COMPILED && !hooksRegistered) {
+    register();
+    hooksRegistered = true;
+  }
+  return import(url);
+}
+
+function isEsModule(file: string): boolean {
+  if (file.endsWith('.mts')) return true;
+  if (file.endsWith('.cts')) return false;
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    try {
+      return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { type?: unknown }).type === 'module';
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (dirname(dir) === dir) return false;
+  }
 }
 
 function resolveSpecifier(specifier: string, configDir: string): string {

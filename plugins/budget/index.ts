@@ -19,7 +19,7 @@ import { budgetEndpoint } from './endpoint.ts';
 import type { ApplicableBudget, Reservation } from './ledger.ts';
 import { usd } from './periods.ts';
 
-interface BudgetPluginConfig {
+export interface BudgetPluginConfig {
   onStoreError: 'open' | 'closed';
   storeTimeoutMs: number;
   unpricedModels: 'allow' | 'refuse';

@@ -3,21 +3,21 @@
  * install it, loaded through providerPackages, runs the same kit as the built-ins.
  */
 import assert from 'node:assert/strict';
-import { cp, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { ProviderDefinition } from '../../core/dispatch/provider.ts';
-import { REPO_ROOT } from '../helpers/process.ts';
+import { installSourceAigw } from '../helpers/source-aigw.ts';
 import { runConformance } from './kit.ts';
 import { openAiWire } from './wires/openai.ts';
 
-// The package imports `aigw/provider` and `aigw/upstream-errors`: give it an aigw to resolve, as npm would.
+// The package imports `aigw/provider` and `aigw/upstream-errors`: give it an aigw to resolve, as npm would (the
+// packed tarball installed by an operator is test/package/install.test.ts).
 const installed = await mkdtemp(join(tmpdir(), 'aigw-provider-acme-'));
 await cp(new URL('../fixtures/aigw-provider-acme/', import.meta.url), installed, { recursive: true });
-await mkdir(join(installed, 'node_modules'));
-await symlink(REPO_ROOT, join(installed, 'node_modules', 'aigw'), 'dir');
+await installSourceAigw(join(installed, 'node_modules'));
 after(() => rm(installed, { recursive: true, force: true }));
 
 const acme = (await import(pathToFileURL(join(installed, 'index.mjs')).href) as { default: ProviderDefinition }).default;

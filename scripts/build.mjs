@@ -1,0 +1,34 @@
+/**
+ * npm run build: compiles core/, plugins/ and providers/ into dist/ (tsconfig.build.json), then copies beside
+ * the compiled modules every file the runtime reads that is not TypeScript (SQL migrations, the PGlite worker's
+ * plain-JavaScript modules), at the same relative place, so that `new URL(..., import.meta.url)` resolves from
+ * dist as it does from source.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+const DIST = join(ROOT, 'dist');
+const SOURCES = ['core', 'plugins', 'providers'];
+// TypeScript is compiled; anything else under the source folders ships as it is.
+const COMPILED = /\.(ts|mts|cts)$/;
+
+rmSync(DIST, { recursive: true, force: true });
+
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const compiled = spawnSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit' });
+if (compiled.status !== 0) process.exit(compiled.status ?? 1);
+
+let copied = 0;
+for (const source of SOURCES) {
+  for (const entry of readdirSync(join(ROOT, source), { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || COMPILED.test(entry.name)) continue;
+    const from = join(entry.parentPath, entry.name);
+    cpSync(from, join(DIST, relative(ROOT, from)));
+    copied += 1;
+  }
+}
+process.stdout.write(`dist: compiled ${SOURCES.join(', ')} and copied ${copied} other files\n`);
