@@ -175,6 +175,24 @@ describe('an operator project that installs the packed gateway and the example p
     assert.equal(sent.body.model, 'tiny-1');
   });
 
+  test("the plugin package's migration, KV operation and endpoint work from the installed package", async () => {
+    const first = await chat('tiny');
+    const second = await chat('tiny');
+    const hits = Number(second.headers.get('x-example-hits'));
+    assert.equal(hits, Number(first.headers.get('x-example-hits')) + 1);
+    const stats = await fetch(`${url}/v1/example/hits`, { headers: { authorization: `Bearer ${apiKey}` } });
+    assert.equal(stats.status, 200);
+    const body = (await stats.json()) as { hits: number; first_seen: string | null };
+    assert.equal(body.hits, hits);
+    assert.ok(body.first_seen && !Number.isNaN(Date.parse(body.first_seen)), JSON.stringify(body));
+    assert.equal((await fetch(`${url}/v1/example/hits`)).status, 401, 'behind the default pipeline, with auth');
+    const migrated = spawnSync(join(project, 'node_modules', '.bin', 'aigw'), ['migrate'], {
+      cwd: project, encoding: 'utf8', env: childEnv({ AIGW_DATA_DIR: join(project, 'data-migrate') }),
+    });
+    assert.equal(migrated.status, 0, migrated.stderr);
+    assert.match(migrated.stdout, /example-header\/0001_first_seen/);
+  });
+
   test('a stream goes through the provider package, with the plugin header', async () => {
     const { status, headers, body } = await chat('tiny', { stream: true });
     assert.equal(status, 200);
