@@ -2,6 +2,7 @@
  * Plugins' routes, bound to the gateway's services and each plugin's shared state: data-plane endpoints become
  * local endpoints (served behind a pipeline like the core's), admin routes join the core's under /admin/v1.
  */
+import { compileRequestSchema } from '../validation.ts';
 import type { AnyPluginDefinition } from './plugin.ts';
 import type { AdminRequest, AdminRouteDescription, EndpointDescription } from './routes.ts';
 import type { GatewayMiddleware } from './context.ts';
@@ -24,9 +25,13 @@ export function pluginEndpoints(plugins: readonly AnyPluginDefinition[], service
   })));
 }
 
+/** A route's declared requestSchema is enforced: its handler gets only bodies that match (else VALIDATION_ERROR). */
 export function pluginAdminRoutes(plugins: readonly AnyPluginDefinition[], services: PluginServices, shared: ReadonlyMap<string, unknown>): BoundAdminRoute[] {
-  return plugins.flatMap((plugin) => (plugin.adminRoutes ?? []).map(({ handle, ...description }): BoundAdminRoute => ({
-    ...description,
-    handle: (request) => handle(request, services, shared.get(plugin.name)),
-  })));
+  return plugins.flatMap((plugin) => (plugin.adminRoutes ?? []).map(({ handle, ...description }): BoundAdminRoute => {
+    const validate = description.requestSchema ? compileRequestSchema(description.requestSchema) : undefined;
+    return {
+      ...description,
+      handle: (request) => handle(validate ? { ...request, body: async () => validate(await request.body()) } : request, services, shared.get(plugin.name)),
+    };
+  }));
 }
