@@ -42,19 +42,29 @@ export const ERROR_CODE_PATTERN = /^[A-Z][A-Z0-9_]{2,63}$/;
  * Registered codes live on globalThis: a plugin package may load its own copy of this module (the gateway's
  * compiled build beside a source checkout), and both copies must see one catalogue.
  */
-const registry = ((globalThis as Record<symbol, unknown>)[Symbol.for('aigw.errorCodes')] ??= new Map<string, { status: number; origin: string }>()) as Map<string, { status: number; origin: string }>;
+interface RegisteredCode {
+  status: number;
+  origin: string;
+  /** Rendered in the canonical envelope on every endpoint, as the core's auth and validation errors are. */
+  alwaysCanonical: boolean;
+}
+
+const registry = ((globalThis as Record<symbol, unknown>)[Symbol.for('aigw.errorCodes')] ??= new Map<string, RegisteredCode>()) as Map<string, RegisteredCode>;
 
 /**
  * Adds a code to the catalogue. Registering a code again with the same status is harmless (many gateways in one
  * process); another status, or a core code, is refused.
  */
-export function registerErrorCode(code: string, status: number, origin: string): void {
+export function registerErrorCode(code: string, status: number, origin: string, envelope: 'endpoint' | 'canonical' = 'endpoint'): void {
   if (!ERROR_CODE_PATTERN.test(code)) throw new Error(`${origin}: error code ${JSON.stringify(code)} must match ${ERROR_CODE_PATTERN}`);
   if (!Number.isInteger(status) || status < 400 || status > 599) throw new Error(`${origin}: error code ${code} needs an HTTP status from 400 to 599, got ${status}`);
   if (code in ERROR_CATALOGUE) throw new Error(`${origin}: error code ${code} is one of the core's`);
   const known = registry.get(code);
-  if (known && known.status !== status) throw new Error(`${origin}: error code ${code} is already registered by ${known.origin} with status ${known.status}`);
-  if (!known) registry.set(code, { status, origin });
+  const alwaysCanonical = envelope === 'canonical';
+  if (known && (known.status !== status || known.alwaysCanonical !== alwaysCanonical)) {
+    throw new Error(`${origin}: error code ${code} is already registered by ${known.origin} with status ${known.status} in the ${known.alwaysCanonical ? 'canonical' : "endpoint's"} envelope`);
+  }
+  if (!known) registry.set(code, { status, origin, alwaysCanonical });
 }
 
 /** Every code the gateway may answer with, and its status: the core's, then the registered ones. */
@@ -159,7 +169,8 @@ export type ErrorEnvelope = 'canonical' | 'messages' | 'legacy';
 export function renderError(err: GatewayError, envelope: ErrorEnvelope): unknown {
   // The canonical envelope on every endpoint for the spec's cases: validation, auth, and the gateway's own rate
   // limit. An upstream 429 is a runtime error, in the endpoint's envelope.
-  if (envelope === 'canonical' || err.code === 'VALIDATION_ERROR' || err.status === 401 || err.status === 403 || err.code === 'RATE_LIMIT_EXCEEDED') {
+  if (envelope === 'canonical' || err.code === 'VALIDATION_ERROR' || err.status === 401 || err.status === 403 || err.code === 'RATE_LIMIT_EXCEEDED'
+    || registry.get(err.code)?.alwaysCanonical) {
     return { error: { code: err.code, message: err.message, details: err.details } };
   }
   if (envelope === 'messages') {

@@ -24,6 +24,12 @@ export interface PluginErrorCode {
   status: number;
   /** When the code is answered: for the plugin's docs and /openapi.json readers. */
   description: string;
+  /**
+   * `endpoint` (default): rendered in the envelope of the endpoint that failed (the Messages or legacy shape on
+   * those endpoints); `canonical`: always `{error: {code, message, details}}`, as the core's own auth, validation
+   * and rate-limit refusals are, for errors clients must tell apart by code whatever the endpoint.
+   */
+  envelope?: 'endpoint' | 'canonical';
 }
 
 export interface PluginDefinition<Config = Record<string, unknown>, Shared = undefined> {
@@ -109,6 +115,7 @@ export function pluginProblems(value: unknown): string[] {
   for (const [code, spec] of Object.entries(d.errors ?? {})) {
     if (!ERROR_CODE_PATTERN.test(code)) problems.push(`${label}: error code ${JSON.stringify(code)} must match ${ERROR_CODE_PATTERN}`);
     if (!spec || !Number.isInteger(spec.status) || spec.status < 400 || spec.status > 599) problems.push(`${label}: error code ${code} needs a status from 400 to 599`);
+    if (spec?.envelope !== undefined && spec.envelope !== 'endpoint' && spec.envelope !== 'canonical') problems.push(`${label}: error code ${code}: envelope must be "endpoint" or "canonical"`);
   }
   problems.push(...routeProblems(label, d));
   return problems;

@@ -15,7 +15,7 @@ export class PluginRegistry {
     for (const endpoint of d.endpoints ?? []) {
       if (routes.has(`${endpoint.method} ${endpoint.path}`)) throw new Error(`${origin}: plugin "${d.name}" serves ${endpoint.method} ${endpoint.path}, which another plugin serves`);
     }
-    for (const [code, spec] of Object.entries(d.errors ?? {})) registerErrorCode(code, spec.status, `plugin "${d.name}"`);
+    for (const [code, spec] of Object.entries(d.errors ?? {})) registerErrorCode(code, spec.status, `plugin "${d.name}"`, spec.envelope);
     this.plugins.set(d.name, d);
   }
 
