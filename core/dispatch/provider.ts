@@ -9,6 +9,9 @@ import type { EmbeddingsRequest, EmbeddingsResult } from '../canonical/embedding
 import type { RerankRequest, RerankResult } from '../canonical/rerank.ts';
 import type { GatewayError } from '../errors.ts';
 import type { StreamEvent, StreamFormat } from '../streaming/events.ts';
+import type { FilesTranslator } from './provider-files.ts';
+
+export type { FilePurpose, FilesTranslator, FileUploadInfo, FileUploadPlan, UploadedFile } from './provider-files.ts';
 
 /** Everything a translator needs to know about where a request goes. */
 export interface ProviderTarget {
@@ -135,6 +138,8 @@ export interface ProviderCapabilities {
   speech?: ModalityCapability;
   image?: ModalityCapability;
   video?: ModalityCapability;
+  /** A files API the gateway's /v1/files uploads to (the `files` translator). */
+  files?: ModalityCapability;
 }
 
 /** I/O a provider may do to authorize a request (token exchange); everything else is the dispatcher's. */
@@ -173,6 +178,7 @@ export interface ProviderDefinition {
   completion?: CompletionTranslator;
   embeddings?: EmbeddingsTranslator;
   rerank?: RerankTranslator;
+  files?: FilesTranslator;
   /**
    * Makes a built request acceptable to the upstream: request signing (SigV4) or a token from an exchange (IAM,
    * OAuth). Runs for every request, follow-ups included, inside the upstream's breaker.
@@ -241,6 +247,12 @@ export function providerProblems(value: unknown): string[] {
     const r = d.rerank;
     if (!r || typeof r.toUpstream !== 'function' || typeof r.fromUpstream !== 'function') {
       problems.push(`provider ${d.slug}: declares rerank but has no rerank translator (toUpstream, fromUpstream)`);
+    }
+  }
+  if (d.capabilities?.files) {
+    const f = d.files;
+    if (!f || typeof f.upload !== 'function' || typeof f.fromUpload !== 'function' || typeof f.delete !== 'function') {
+      problems.push(`provider ${d.slug}: declares files but has no files translator (upload, fromUpload, delete)`);
     }
   }
   if (d.authorize !== undefined && typeof d.authorize !== 'function') problems.push(`provider ${d.slug}: authorize must be a function`);

@@ -5,6 +5,7 @@
 export { defineProvider, PROVIDER_API_VERSION } from '../dispatch/provider.ts';
 export type {
   BuiltInToolName, ChatCapability, ChatStreamDecoder, ChatTranslator, CompletionTranslator, EmbeddingsTranslator,
+  FilePurpose, FilesTranslator, FileUploadInfo, FileUploadPlan, UploadedFile,
   ModalityCapability, ProviderCapabilities, ProviderDefinition, ProviderIO, ProviderTarget, RerankTranslator,
   StreamEvent, StreamFormat, UpstreamMethod, UpstreamRequest,
 } from '../dispatch/provider.ts';

@@ -6,6 +6,7 @@
 import { defineProvider } from '../../core/dispatch/provider.ts';
 import { ANTHROPIC_VERSION, anthropicChat, anthropicHeaders } from './chat.ts';
 import { anthropicErrorFromBody } from './errors.ts';
+import { anthropicFiles } from './files.ts';
 import { messagesOptionProperties } from './options.ts';
 
 export { anthropicErrorFromBody, anthropicEventError, ERROR_TYPE_STATUS } from './errors.ts';
@@ -30,8 +31,11 @@ export default defineProvider({
   capabilities: {
     // n: the Messages API answers one message per request.
     chat: { stream: true, tools: true, vision: true, n: false, builtInTools: ['web_search', 'code_execution', 'computer_use'] },
+    // The Files API (beta files-api-2025-04-14).
+    files: {},
   },
   chat: anthropicChat,
+  files: anthropicFiles,
   passthroughHeaders: (target) => anthropicHeaders(target, []),
   mapError: (status, body, target) => anthropicErrorFromBody(target, status, body),
 });

@@ -7,6 +7,7 @@ import { AZURE_AI_API_VERSION, AZURE_OPENAI_API_VERSION, azureAiChat, azureAiHea
 import { azureOpenAiCompletion } from './completion.ts';
 import { azureAiEmbeddings, azureOpenAiEmbeddings } from './embeddings.ts';
 import { azureErrorFromBody } from './errors.ts';
+import { azureOpenAiFiles } from './files.ts';
 
 export const azureOpenAi = defineProvider({
   slug: 'azure-openai',
@@ -26,10 +27,11 @@ export const azureOpenAi = defineProvider({
       },
     },
   },
-  capabilities: { chat: { stream: true, tools: true, vision: true, n: true }, completion: { stream: true }, embeddings: {} },
+  capabilities: { chat: { stream: true, tools: true, vision: true, n: true }, completion: { stream: true }, embeddings: {}, files: {} },
   chat: azureOpenAiChat,
   completion: azureOpenAiCompletion,
   embeddings: azureOpenAiEmbeddings,
+  files: azureOpenAiFiles,
   passthroughHeaders: azureOpenAiHeaders,
   mapError: (status, body, target) => azureErrorFromBody(target, status, body),
 });

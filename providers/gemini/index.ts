@@ -2,6 +2,7 @@ import { defineProvider } from '../../core/dispatch/provider.ts';
 import { geminiApiHeaders, geminiChat } from './chat.ts';
 import { embeddingTaskTypeOption, geminiEmbeddings } from './embeddings.ts';
 import { geminiError } from './errors.ts';
+import { geminiFiles } from './files.ts';
 
 export default defineProvider({
   slug: 'gemini',
@@ -20,9 +21,12 @@ export default defineProvider({
     chat: { stream: true, tools: true, vision: true, n: true, builtInTools: ['web_search', 'search_grounding', 'code_execution'] },
     // batchEmbedContents, up to 100 inputs a call; outputDimensionality on text-embedding-004 and gemini-embedding-*.
     embeddings: {},
+    // The File API, by its resumable upload protocol.
+    files: {},
   },
   chat: geminiChat,
   embeddings: geminiEmbeddings,
+  files: geminiFiles,
   passthroughHeaders: geminiApiHeaders,
   mapError: (status, body, target) => geminiError(target, status, body),
 });

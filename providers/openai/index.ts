@@ -3,6 +3,7 @@ import { openaiChat, openaiHeaders } from './chat.ts';
 import { openaiCompletion } from './completion.ts';
 import { openaiEmbeddings } from './embeddings.ts';
 import { openaiErrorFromBody } from './errors.ts';
+import { openaiFiles } from './files.ts';
 
 export default defineProvider({
   slug: 'openai',
@@ -21,10 +22,12 @@ export default defineProvider({
     chat: { stream: true, tools: true, vision: true, n: true, builtInTools: ['web_search'] },
     completion: { stream: true },
     embeddings: {},
+    files: {},
   },
   chat: openaiChat,
   completion: openaiCompletion,
   embeddings: openaiEmbeddings,
+  files: openaiFiles,
   passthroughHeaders: openaiHeaders,
   mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
 });

@@ -1,0 +1,136 @@
+/**
+ * Uploads to and deletions from a provider's files API (the `files` translator, core/dispatch/provider-files.ts).
+ * The file's bytes are a stream the caller is still sending: they go upstream as they arrive, framed as the
+ * translator's plan says, with the upstream's back-pressure reaching the caller's socket, and nothing is held
+ * whole. Everything runs inside the upstream's breaker; a failure that is the caller's (a body over its limit, a
+ * client gone) is reported as that, never as the upstream's.
+ */
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { badAnswer, unsupported, type CallDeps } from './exchange.ts';
+import type { FilesTranslator, FileUploadInfo, ProviderDefinition, ProviderTarget, UploadedFile, UpstreamRequest } from './provider.ts';
+import { readBody, readErrorBody, type UpstreamResponse } from './upstream.ts';
+import { isAbort, transportError } from './upstream-errors.ts';
+
+/** The provider's files translator, or 400 CAPABILITY_NOT_SUPPORTED before any I/O. */
+export function filesTranslatorFor(provider: ProviderDefinition): FilesTranslator {
+  if (!provider.capabilities.files || !provider.files) throw unsupported(provider.slug, 'files (it has no files API the gateway uploads to)', { capability: 'files' });
+  return provider.files;
+}
+
+export interface UploadSource {
+  /** The file's bytes as they arrive. */
+  bytes: AsyncIterable<Buffer>;
+  /** Why the source failed when that is the caller's doing (PAYLOAD_TOO_LARGE, client gone), else undefined. */
+  callerFault(): Error | undefined;
+}
+
+/** The provider's file, with the byte count the gateway itself streamed. */
+export type Uploaded = UploadedFile & { streamedBytes: number };
+
+/** A quoted multipart parameter: quotes and line breaks percent-encoded, as the WHATWG FormData encoder does. */
+const quoted = (value: string) => `"${value.replace(/[\r\n"]/g, (c) => encodeURIComponent(c))}"`;
+/** A media type the caller gave, reduced to the characters a header may carry. */
+const safeType = (type: string) => (/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+$/.test(type) ? type : 'application/octet-stream');
+
+async function* framed(boundary: string, fields: Array<[string, string]>, fileField: string, info: FileUploadInfo, file: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  for (const [name, value] of fields) {
+    yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`);
+  }
+  yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name=${quoted(fileField)}; filename=${quoted(info.filename)}\r\nContent-Type: ${safeType(info.mimeType)}\r\n\r\n`);
+  yield* file;
+  yield Buffer.from(`\r\n--${boundary}--\r\n`);
+}
+
+async function* counting(source: AsyncIterable<Buffer>, count: { bytes: number }): AsyncGenerator<Buffer> {
+  for await (const chunk of source) {
+    count.bytes += chunk.length;
+    yield chunk;
+  }
+}
+
+/** A byte stream undici pulls from at its own pace; objectMode off so its buffer is bounded in bytes. */
+const pulled = (source: AsyncIterable<Buffer>) => Readable.from(source, { objectMode: false, highWaterMark: 64 * 1024 });
+
+class Sender {
+  constructor(private readonly deps: CallDeps, private readonly provider: ProviderDefinition, private readonly target: ProviderTarget,
+    private readonly signal: AbortSignal, private readonly callerFault: () => Error | undefined = () => undefined) {}
+
+  /** Authorizes and sends; an error answer becomes the provider's mapped error (`okStatuses` excepted). */
+  async send(request: UpstreamRequest, body?: Readable, okStatuses: number[] = []): Promise<UpstreamResponse> {
+    const { provider, target } = this;
+    let response: UpstreamResponse;
+    try {
+      const authorized = provider.authorize ? await provider.authorize(request, target, this.deps.io, this.signal) : request;
+      response = await this.deps.upstream.send(target.baseUrl, authorized, this.signal, body);
+    } catch (err) {
+      body?.destroy();
+      const fault = this.callerFault();
+      if (fault) throw fault;
+      throw isAbort(err) ? err : transportError(target.slug, err, 'request');
+    }
+    if (response.statusCode >= 400 && !okStatuses.includes(response.statusCode)) {
+      body?.destroy();
+      throw provider.mapError(response.statusCode, await readErrorBody(response), target, response.headers);
+    }
+    return response;
+  }
+
+  async json(response: UpstreamResponse): Promise<unknown> {
+    let bytes: Buffer;
+    try {
+      bytes = await readBody(response, this.deps.upstream.maxBodyBytes);
+    } catch (err) {
+      throw isAbort(err) ? err : transportError(this.target.slug, err, 'request');
+    }
+    try {
+      return JSON.parse(bytes.toString('utf8'));
+    } catch {
+      throw badAnswer(this.target, 'an upload answer that is not JSON');
+    }
+  }
+}
+
+/** Streams one file to the provider as its plan says; resolves with the provider's file once it has answered. */
+export async function uploadFile(
+  deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, info: FileUploadInfo, source: UploadSource, signal: AbortSignal,
+): Promise<Uploaded> {
+  const translator = filesTranslatorFor(provider);
+  const plan = translator.upload(info, target);
+  const sender = new Sender(deps, provider, target, signal, source.callerFault);
+  const count = { bytes: 0 };
+  const file = counting(source.bytes, count);
+  return deps.breakers.run(target.slug, target.baseUrl, async () => {
+    let response: UpstreamResponse;
+    if (plan.kind === 'multipart') {
+      const boundary = `aigw-${randomBytes(16).toString('hex')}`;
+      const request = { ...plan.request, headers: { ...plan.request.headers, 'content-type': `multipart/form-data; boundary=${boundary}` }, bodyStreamed: true };
+      response = await sender.send(request, pulled(framed(boundary, plan.fields, plan.fileField, info, file)));
+    } else {
+      const started = await sender.send(plan.start);
+      await started.body.dump();
+      response = await sender.send({ ...plan.bytes(started.headers), bodyStreamed: true }, pulled(file));
+    }
+    const fault = source.callerFault();
+    if (fault) {
+      // The provider answered before the caller's body ended (or despite its failure): that answer is not the file's.
+      response.body.destroy();
+      throw fault;
+    }
+    const uploaded = translator.fromUpload(await sender.json(response), target);
+    if (!uploaded || typeof uploaded.id !== 'string' || uploaded.id === '') throw badAnswer(target, 'an upload answer without a file id');
+    return { ...uploaded, streamedBytes: count.bytes };
+  });
+}
+
+/** Deletes the provider's file; one the provider no longer has (404) counts as deleted. */
+export async function deleteProviderFile(
+  deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, providerFileId: string, signal: AbortSignal,
+): Promise<void> {
+  const translator = filesTranslatorFor(provider);
+  const sender = new Sender(deps, provider, target, signal);
+  await deps.breakers.run(target.slug, target.baseUrl, async () => {
+    const response = await sender.send(translator.delete(providerFileId, target), undefined, [404]);
+    await response.body.dump();
+  });
+}

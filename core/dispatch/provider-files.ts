@@ -1,0 +1,47 @@
+/**
+ * The files part of the provider contract: how a provider's files API takes an upload whose bytes stream through
+ * the gateway, how its answer names the file, and how a file is deleted. Translators build requests only; the
+ * core (core/dispatch/files-call.ts) frames and streams the bytes and does the I/O.
+ */
+import type { ProviderTarget, UpstreamRequest } from './provider.ts';
+
+export const FILE_PURPOSES = ['assistants', 'batch', 'fine-tune', 'vision', 'user_data'] as const;
+export type FilePurpose = (typeof FILE_PURPOSES)[number];
+
+/** What is known of an upload before its bytes arrive. */
+export interface FileUploadInfo {
+  filename: string;
+  mimeType: string;
+  purpose: FilePurpose;
+  /** Known for a JSON (base64) upload; unknown while a multipart upload streams. */
+  bytes?: number;
+}
+
+/**
+ * How the bytes travel:
+ * - `multipart`: one multipart/form-data request; the core writes `fields` (in order) and then the file as the
+ *   part named `fileField`, framing them as the bytes arrive. `request` carries no body and no content type.
+ * - `resumable`: a start request (JSON metadata) whose answer's headers name where the bytes go; `bytes()` builds
+ *   that second request (absolute path), whose body is the file itself and whose answer describes the file.
+ */
+export type FileUploadPlan =
+  | { kind: 'multipart'; request: UpstreamRequest; fields: Array<[string, string]>; fileField: string }
+  | { kind: 'resumable'; start: UpstreamRequest; bytes(startHeaders: Record<string, string | string[] | undefined>): UpstreamRequest };
+
+/** The provider's answer to an upload, read by the translator. */
+export interface UploadedFile {
+  /** The provider's own file id: what requests to that provider name. */
+  id: string;
+  /** The size the provider reports, when it does. */
+  bytes?: number;
+  /** When the provider deletes the file itself (ms since the epoch), or null / absent when it keeps it. */
+  expiresAt?: number | null;
+}
+
+export interface FilesTranslator {
+  upload(file: FileUploadInfo, target: ProviderTarget): FileUploadPlan;
+  /** The final answer of the upload (JSON) -> the provider's file. Throws when it names no file. */
+  fromUpload(body: unknown, target: ProviderTarget): UploadedFile;
+  /** Deletes the provider's file; a 404 answer counts as already deleted. */
+  delete(providerFileId: string, target: ProviderTarget): UpstreamRequest;
+}
