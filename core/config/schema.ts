@@ -122,6 +122,16 @@ const routingSchema: JsonSchema = {
   },
 };
 
+const jobsSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, default: {},
+  description: 'The background job runner (batch polling, webhook delivery): jobs live in the database and each is run by one instance at a time, under a lease.',
+  properties: {
+    pollIntervalMs: positiveMs('How often each instance looks for due jobs (an enqueue due now is picked up at once by the instance that made it).', 1000),
+    leaseMs: { type: 'integer', minimum: 10, default: 60000, description: 'How long a claimed job belongs to its instance. A run is renewed every leaseMs / 2; a job whose instance died (kill -9, lost host) is claimed by another once its lease has passed.' },
+    concurrency: { type: 'integer', minimum: 1, maximum: 1000, default: 4, description: 'Most jobs one instance runs at once.' },
+  },
+};
+
 const modelTargetSchema: JsonSchema = {
   type: 'object', additionalProperties: false, required: ['provider'],
   properties: {
@@ -191,6 +201,7 @@ export function buildConfigSchema(plugins: SchemaContributor[], providers: Schem
       auth: authSchema,
       upstream: upstreamSchema,
       routing: routingSchema,
+      jobs: jobsSchema,
       providers: {
         type: 'object', default: {}, [ENTITY_KEYWORD]: 'provider',
         description: 'Provider slug -> connection settings.',

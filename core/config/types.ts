@@ -70,6 +70,12 @@ export interface RoutingConfig {
   maxBackoffMs: number;
 }
 
+export interface JobsConfig {
+  pollIntervalMs: number;
+  leaseMs: number;
+  concurrency: number;
+}
+
 export interface ProviderConfig {
   baseUrl?: string;
   apiKey?: string;
@@ -121,6 +127,7 @@ export interface GatewayConfig {
   auth: AuthConfig;
   upstream: UpstreamConfig;
   routing: RoutingConfig;
+  jobs: JobsConfig;
   providers: Record<string, ProviderConfig>;
   models: ModelConfig[];
   pipelines: PipelineConfig[];
