@@ -24,8 +24,11 @@ export interface TestDatabase {
   db: Database;
   /** Postgres: a second pool on the same schema; PGlite: the same database (it has one connection). */
   connect(): Promise<Database>;
-  /** The schema, on Postgres (child processes open it by name). */
+  /** The schema, on Postgres, and the data folder, on PGlite: child processes open them by name. */
   schema?: string;
+  dataDir?: string;
+  /** PGlite: opens the folder again after `db` was closed for another process to use it. */
+  reopen?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -37,9 +40,18 @@ export const engines: Engine[] = [
     skip: false,
     async open() {
       const dir = await freshDataDir();
-      const db = await openDatabase({ dataDir: dir });
-      await db.exec(EFFECTS);
-      return { db, connect: async () => db, close: async () => { await db.close(); await rm(dir, { recursive: true, force: true }); } };
+      const t: TestDatabase = {
+        db: await openDatabase({ dataDir: dir }),
+        dataDir: dir,
+        connect: async () => t.db,
+        async reopen() { t.db = await openDatabase({ dataDir: dir }); },
+        async close() {
+          await t.db.close();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+      await t.db.exec(EFFECTS);
+      return t;
     },
   },
   {
