@@ -16,15 +16,21 @@ import { DATABASE_URL, engines, jobRow, runner, signal, type TestDatabase } from
 const FIXTURE = fileURLToPath(new URL('./fixtures/hanging-runner.ts', import.meta.url));
 
 /** A connection the test can cut, as a network partition cuts an instance off from its database. */
-function cuttable(db: Queryable): { db: Queryable; cut(on: boolean): void } {
+function cuttable(db: Queryable): { db: Queryable; cut(on: boolean): void; refused: () => number } {
   let down = false;
-  const guard = () => { if (down) throw new StoreUnavailableError('database', 'The database could not be reached'); };
+  let refused = 0;
+  const guard = () => {
+    if (!down) return;
+    refused++;
+    throw new StoreUnavailableError('database', 'The database could not be reached');
+  };
   return {
     db: {
       query: async (sql, params) => { guard(); return db.query(sql, params); },
       exec: async (sql) => { guard(); return db.exec(sql); },
     },
     cut: (on) => { down = on; },
+    refused: () => refused,
   };
 }
 
@@ -110,6 +116,25 @@ for (const engine of engines) {
       const row = await jobRow(t.db, id);
       assert.deepEqual([row.status, row.attempts, row.last_error], ['done', 2, null], 'the late answer was not written');
       assert.deepEqual((await effects(id)).map((e) => [e.attempt, e.runner]), [[1, a.owner], [2, b.owner]]);
+    });
+
+    test('a database outage is logged once and waited out: jobs run when it answers again', async () => {
+      const link = cuttable(await t.connect());
+      const lines: Array<{ level: string; context: Record<string, unknown>; message?: string }> = [];
+      const capture = (level: string) => (context: object | string, message?: string) => {
+        lines.push(typeof context === 'string' ? { level, context: {}, message: context } : { level, context: context as Record<string, unknown>, ...(message ? { message } : {}) });
+      };
+      const logger = { debug: capture('debug'), info: capture('info'), warn: capture('warn'), error: capture('error') };
+      const r = make(link.db, { logger, pollIntervalMs: 2 });
+      const ran = signal<string>();
+      r.register('test.after-outage', async (ctx) => { ran.resolve(ctx.job.id); return { status: 'done' }; });
+      link.cut(true);
+      r.start();
+      await eventually(async () => assert.ok(link.refused() >= 10, `${link.refused()} claims refused`), 5000, 5);
+      assert.deepEqual(lines.map((l) => [l.level, l.message, l.context.events]), [['warn', 'jobs: claiming jobs failed; retrying at the next poll', 1]]);
+      link.cut(false);
+      const id = await t.db.transaction((tx) => r.enqueue({ kind: 'test.after-outage', payload: {} }, tx));
+      assert.equal(await ran.promise, id);
     });
 
     test('a job whose last allowed attempt never finished fails instead of running again', async () => {
