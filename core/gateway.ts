@@ -28,6 +28,10 @@ import type { Database } from './store/database.ts';
 import type { KV } from './store/kv.ts';
 import { openStores } from './store/open.ts';
 import { VERSION } from './version.ts';
+import type { JobHandler } from './jobs/types.ts';
+import type { Log } from './log.ts';
+import { compileOutboundPolicy } from './outbound/policy.ts';
+import { WEBHOOK_DELIVER, webhookDeliveryHandler } from './webhooks/deliver.ts';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -60,6 +64,15 @@ export interface Gateway {
   listen(port?: number): Promise<string>;
   /** Graceful: stop accepting, drain up to the deadline, flush, close the stores. Idempotent. */
   close(): Promise<void>;
+}
+
+/** Registers the `webhook.deliver` job kind on the gateway's job runner, with the config's outbound rules. */
+export function registerWebhookJobs(runner: { register(kind: string, handler: JobHandler): void }, config: LoadedConfig['config'], logger?: Log): void {
+  runner.register(WEBHOOK_DELIVER, webhookDeliveryHandler({
+    config: config.webhooks,
+    policy: compileOutboundPolicy(config.outbound),
+    ...(logger ? { logger } : {}),
+  }));
 }
 
 export async function createGateway(loaded: LoadedConfig, options: GatewayOptions = {}): Promise<Gateway> {
