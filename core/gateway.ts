@@ -29,6 +29,9 @@ import type { Database } from './store/database.ts';
 import type { KV } from './store/kv.ts';
 import { openStores } from './store/open.ts';
 import { VERSION } from './version.ts';
+import type { Log } from './log.ts';
+import { compileOutboundPolicy } from './outbound/policy.ts';
+import { WEBHOOK_DELIVER, webhookDeliveryHandler } from './webhooks/deliver.ts';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -63,6 +66,16 @@ export interface Gateway {
   listen(port?: number): Promise<string>;
   /** Graceful: stop accepting, drain up to the deadline, flush, close the stores. Idempotent. */
   close(): Promise<void>;
+}
+
+/** Registers the `webhook.deliver` job kind on the gateway's job runner, with the config's outbound rules. */
+export function registerWebhookJobs(runner: Pick<JobRunner, 'register'>, config: LoadedConfig['config'], logger?: Log): void {
+  // A delivery whose instance died mid-attempt counts against the same bound as the attempts that failed.
+  runner.register(WEBHOOK_DELIVER, webhookDeliveryHandler({
+    config: config.webhooks,
+    policy: compileOutboundPolicy(config.outbound),
+    ...(logger ? { logger } : {}),
+  }), { maxAttempts: config.webhooks.maxAttempts });
 }
 
 export async function createGateway(loaded: LoadedConfig, options: GatewayOptions = {}): Promise<Gateway> {
@@ -126,6 +139,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   };
 
   try {
+    registerWebhookJobs(jobs, config, logger);
     const revoked = await identity.revocations.load();
     if (revoked > 0) logger.debug({ revoked }, 'JWT revocations loaded into the KV');
   } catch (err) {

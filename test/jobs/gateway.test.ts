@@ -8,6 +8,9 @@ import { ConfigError } from '../../core/config/document.ts';
 import { parseConfig } from '../helpers/config.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { openDatabase } from '../../core/store/database.ts';
+import { webhookDeliveryJob } from '../../core/webhooks/deliver.ts';
+import { docVerifier, startReceiver } from '../helpers/webhook-receiver.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { jobRow, signal } from './engines.ts';
 
 const parse = (text: string) => parseConfig(text, { file: '/nowhere/pipelines.yaml', display: 'pipelines.yaml', env: {}, cwd: '/nowhere' });
@@ -60,6 +63,35 @@ jobs:
       }
     } finally {
       await gw.close(); // the gateway's close is idempotent; this removes the folders
+    }
+  });
+
+  test('the gateway delivers webhook.deliver jobs: 500 then 200, two signed attempts, the job done', async () => {
+    const receiver = await startReceiver((n) => (n === 0 ? 500 : 200));
+    const gw = await startTestGateway(`
+jobs:
+  pollIntervalMs: 10
+outbound:
+  allowHttp: true
+  allowedAddresses: [127.0.0.1]
+webhooks:
+  backoffMs: 20
+`);
+    try {
+      const secret = 'whsec_gateway-jobs-test';
+      const body = JSON.stringify({ type: 'batch.completed', data: { id: 'batch-1' } });
+      const id = await gw.gateway.jobs.enqueue(webhookDeliveryJob({ url: receiver.url, secret, body, eventType: 'batch.completed', deliveryId: 'batch-1' }));
+      await eventually(async () => assert.equal((await jobRow(gw.gateway.services.db, id)).status, 'done'), 10_000, 10);
+      assert.equal(receiver.received.length, 2);
+      const verify = await docVerifier();
+      for (const got of receiver.received) {
+        assert.equal(got.body, body);
+        assert.ok(verify(secret, String(got.headers['x-gateway-signature']), got.body), 'signed');
+      }
+      assert.deepEqual(receiver.received.map((r) => r.headers['x-gateway-delivery']), ['batch-1.1', 'batch-1.2']);
+    } finally {
+      await gw.close();
+      await receiver.close();
     }
   });
 });
