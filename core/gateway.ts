@@ -18,6 +18,7 @@ import { RoutingTable } from './dispatch/routing.ts';
 import { UpstreamClient } from './dispatch/upstream.ts';
 import { createIdentity, type IdentityServices as Identity } from './identity/services.ts';
 import { endpoints } from './api/endpoints.ts';
+import { JobRunner } from './jobs/runner.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { Clock, PluginServices } from './pipeline/plugin.ts';
 import { pluginAdminRoutes, pluginEndpoints } from './pipeline/plugin-routes.ts';
@@ -28,6 +29,9 @@ import type { Database } from './store/database.ts';
 import type { KV } from './store/kv.ts';
 import { openStores } from './store/open.ts';
 import { VERSION } from './version.ts';
+import type { Log } from './log.ts';
+import { compileOutboundPolicy } from './outbound/policy.ts';
+import { WEBHOOK_DELIVER, webhookDeliveryHandler } from './webhooks/deliver.ts';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -54,12 +58,24 @@ export interface Gateway {
   app: Koa;
   server: Server;
   services: GatewayServices;
+  /** The durable job runner: handlers are registered before listen(), which starts it; close() stops it. */
+  jobs: JobRunner;
   /** What a plugin's init returned (undefined for a plugin without init, or an unknown name). */
   pluginState(name: string): unknown;
   /** Listens on server.port/host (or the given port); resolves with the loopback URL. */
   listen(port?: number): Promise<string>;
   /** Graceful: stop accepting, drain up to the deadline, flush, close the stores. Idempotent. */
   close(): Promise<void>;
+}
+
+/** Registers the `webhook.deliver` job kind on the gateway's job runner, with the config's outbound rules. */
+export function registerWebhookJobs(runner: Pick<JobRunner, 'register'>, config: LoadedConfig['config'], logger?: Log): void {
+  // A delivery whose instance died mid-attempt counts against the same bound as the attempts that failed.
+  runner.register(WEBHOOK_DELIVER, webhookDeliveryHandler({
+    config: config.webhooks,
+    policy: compileOutboundPolicy(config.outbound),
+    ...(logger ? { logger } : {}),
+  }), { maxAttempts: config.webhooks.maxAttempts });
 }
 
 export async function createGateway(loaded: LoadedConfig, options: GatewayOptions = {}): Promise<Gateway> {
@@ -109,6 +125,13 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     authenticator: identity.authenticator,
     providers: loaded.providers,
   };
+  // Created before plugins' init so that they and the endpoints can enqueue; started by listen(), once every
+  // handler is registered.
+  const jobs = new JobRunner({
+    db, logger, now: clock.now,
+    ...config.jobs,
+    shutdownTimeoutMs: config.server.shutdownTimeoutMs,
+  });
   const pluginServices: PluginServices = {
     config, db, kv, logger, clock,
     identity: { authenticate: (credential) => identity.authenticator.authenticate(credential) },
@@ -116,6 +139,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   };
 
   try {
+    registerWebhookJobs(jobs, config, logger);
     const revoked = await identity.revocations.load();
     if (revoked > 0) logger.debug({ revoked }, 'JWT revocations loaded into the KV');
   } catch (err) {
@@ -172,7 +196,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   function dataPlaneRouter(): Router {
     const router = new Router();
     const clientIp = clientIpResolver(config.server);
-    const localDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock };
+    const localDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock, jobs };
     for (const endpoint of [...endpoints, ...extraEndpoints]) {
       const pipeline = pipelineForRoute(config, endpoint.path);
       const last = endpoint.kind === 'dispatch' ? dispatcher : endpoint.handler(localDeps);
@@ -200,6 +224,9 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= (async () => {
     traffic.draining = true;
+    // Jobs stop under the same deadline as requests, alongside them: no new claims, running handlers finish
+    // or are handed back, all before the close hooks flush and the stores close.
+    const jobsStopped = jobs.stop();
     server.close();
     server.closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;
@@ -211,6 +238,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     if (outcome === 'deadline') logger.warn({ inFlight: traffic.inFlight }, 'shutdown deadline reached: closing remaining connections');
     server.closeAllConnections();
     upgraded.closeAll();
+    await jobsStopped;
     await runCloseHooks();
     await cleanup();
   })());
@@ -222,9 +250,10 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
       const { port: bound } = server.address() as AddressInfo;
       const url = `http://127.0.0.1:${bound}`;
       await lock?.advertise(url).catch((err) => logger.warn({ err }, 'could not advertise the gateway in the data folder'));
+      if (!closing) jobs.start();
       resolve(url);
     });
   });
 
-  return { app, server, services, pluginState: (name) => shared.get(name), listen, close };
+  return { app, server, services, jobs, pluginState: (name) => shared.get(name), listen, close };
 }

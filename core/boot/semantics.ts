@@ -3,6 +3,7 @@ import { missingPlaceholders } from '../dispatch/base-url.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
 import type { PluginRegistry } from '../pipeline/registry.ts';
 import { parseRange } from '../identity/addresses.ts';
+import { allowListEntryKind } from '../outbound/policy.ts';
 import { endpointPaths } from '../api/endpoints.ts';
 import { DEFAULT_PIPELINE, type GatewayConfig } from '../config/types.ts';
 
@@ -50,6 +51,11 @@ function serverIssues(config: GatewayConfig): SemanticIssue[] {
   const issues: SemanticIssue[] = config.server.trustedProxies.flatMap((entry, i) => parseRange(entry)
     ? []
     : [{ pointer: `/server/trustedProxies/${i}`, message: `not an IPv4/IPv6 address or CIDR range: ${JSON.stringify(entry)}` }]);
+  // An outbound allow-list entry that cannot be read stops the boot too: it would match nothing, and the
+  // operator would chase a refused webhook instead of a typo.
+  config.outbound.allowedAddresses.forEach((entry, i) => {
+    if (!allowListEntryKind(entry)) issues.push({ pointer: `/outbound/allowedAddresses/${i}`, message: `not an IPv4/IPv6 address, CIDR range or host name: ${JSON.stringify(entry)}` });
+  });
   const { headersTimeoutMs, requestTimeoutMs } = config.server;
   if (headersTimeoutMs > requestTimeoutMs) {
     issues.push({ pointer: '/server/headersTimeoutMs', message: `must not exceed server.requestTimeoutMs (${requestTimeoutMs}): the headers are part of the request, got ${headersTimeoutMs}` });

@@ -122,6 +122,39 @@ const routingSchema: JsonSchema = {
   },
 };
 
+const jobsSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, default: {},
+  description: 'The background job runner (batch polling, webhook delivery): jobs live in the database and each is run by one instance at a time, under a lease.',
+  properties: {
+    pollIntervalMs: positiveMs('How often each instance looks for due jobs (an enqueue due now is picked up at once by the instance that made it).', 1000),
+    leaseMs: { type: 'integer', minimum: 10, default: 60000, description: 'How long a claimed job belongs to its instance. A run is renewed every leaseMs / 2; a job whose instance died (kill -9, lost host) is claimed by another once its lease has passed.' },
+    concurrency: { type: 'integer', minimum: 1, maximum: 1000, default: 4, description: 'Most jobs one instance runs at once.' },
+  },
+};
+
+const outboundSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, default: {},
+  description: 'Rules for every URL the gateway calls on a caller\'s behalf (batch completion webhooks). Private (RFC 1918, fc00::/7), loopback, link-local (169.254.0.0/16, fe80::/10), unspecified, multicast, carrier-grade NAT (100.64.0.0/10) and reserved addresses are refused, IPv4-mapped, NAT64 and 6to4 forms included, unless allow-listed here.',
+  properties: {
+    allowHttp: { type: 'boolean', default: false, description: 'Permit http:// URLs as well as https://. Off by default: a webhook body and its signature would travel in clear text.' },
+    allowedAddresses: {
+      type: 'array', default: [],
+      items: { type: 'string', minLength: 1, description: 'An IPv4 or IPv6 address, a CIDR range, or a host name.' },
+      description: 'Destinations reachable even though their address is not public: an address or CIDR range permits those addresses whatever name led to them; a host name permits that exact host whatever it resolves to. Empty by default.',
+    },
+  },
+};
+
+const webhooksSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, default: {},
+  description: 'Delivery of batch completion webhooks: signed POSTs retried with exponential backoff; the URLs obey `outbound`.',
+  properties: {
+    timeoutMs: { type: 'integer', minimum: 1, maximum: 120000, default: 10000, description: 'Deadline of one delivery attempt, from resolving the host to the end of the answer; an attempt past it is retried.' },
+    maxAttempts: { type: 'integer', minimum: 1, maximum: 20, default: 6, description: 'Deliveries in all, the first included (6: the first plus up to 5 retries). After the last failed one the delivery is failed and kept for inspection.' },
+    backoffMs: positiveMs('Delay before the first retry; each further retry doubles it, with jitter (half fixed, half random).', 30000),
+  },
+};
+
 const modelTargetSchema: JsonSchema = {
   type: 'object', additionalProperties: false, required: ['provider'],
   properties: {
@@ -191,6 +224,9 @@ export function buildConfigSchema(plugins: SchemaContributor[], providers: Schem
       auth: authSchema,
       upstream: upstreamSchema,
       routing: routingSchema,
+      jobs: jobsSchema,
+      outbound: outboundSchema,
+      webhooks: webhooksSchema,
       providers: {
         type: 'object', default: {}, [ENTITY_KEYWORD]: 'provider',
         description: 'Provider slug -> connection settings.',

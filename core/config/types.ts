@@ -70,6 +70,30 @@ export interface RoutingConfig {
   maxBackoffMs: number;
 }
 
+export interface JobsConfig {
+  pollIntervalMs: number;
+  leaseMs: number;
+  concurrency: number;
+}
+
+/** Rules for every URL the gateway calls on a caller's behalf (webhooks; core/outbound/). */
+export interface OutboundConfig {
+  /** Permit http:// as well as https://. */
+  allowHttp: boolean;
+  /** Addresses, CIDR ranges and host names that may be reached even though private, loopback or link-local. */
+  allowedAddresses: string[];
+}
+
+/** Batch completion webhook delivery (core/webhooks/). */
+export interface WebhooksConfig {
+  /** Deadline of one delivery attempt, from resolving the host to the end of the answer. */
+  timeoutMs: number;
+  /** Deliveries in all: the first plus the retries. */
+  maxAttempts: number;
+  /** Delay before the first retry; it doubles for each further one, with jitter. */
+  backoffMs: number;
+}
+
 export interface ProviderConfig {
   baseUrl?: string;
   apiKey?: string;
@@ -121,6 +145,9 @@ export interface GatewayConfig {
   auth: AuthConfig;
   upstream: UpstreamConfig;
   routing: RoutingConfig;
+  jobs: JobsConfig;
+  outbound: OutboundConfig;
+  webhooks: WebhooksConfig;
   providers: Record<string, ProviderConfig>;
   models: ModelConfig[];
   pipelines: PipelineConfig[];

@@ -10,6 +10,7 @@ import type { ProviderIO } from '../dispatch/provider.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
 import type { RoutingTable } from '../dispatch/routing.ts';
 import type { UpstreamClient } from '../dispatch/upstream.ts';
+import type { JobQueue } from '../jobs/types.ts';
 import type { GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
 import type { EndpointDescription } from '../pipeline/routes.ts';
 import type { Clock } from '../pipeline/plugin.ts';
@@ -43,6 +44,8 @@ export interface LocalEndpointDeps {
   upstream: UpstreamClient;
   breakers: Breakers;
   io: ProviderIO;
+  /** Background work that must outlive the request (polling, webhook delivery): enqueued in the database. */
+  jobs: JobQueue;
 }
 
 export interface LocalEndpoint extends EndpointBase {

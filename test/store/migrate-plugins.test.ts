@@ -30,7 +30,7 @@ describe('plugin migrations', () => {
 
   test('a database migrated when budgets and usage were core migrations takes the plugins\' versions, rows kept', async () => {
     // The core's own migrations, then the tables as core migrations 0003-0005 left them, with data in them.
-    assert.deepEqual((await migrate(db)).applied, ['0001_foundation', '0002_identity', '0004_files']);
+    assert.deepEqual((await migrate(db)).applied, ['0001_foundation', '0002_identity', '0003_jobs', '0004_files']);
     for (const [namespace, file] of [['usage', '0001_usage_records.sql'], ['budget', '0001_budgets.sql'], ['usage', '0002_modality.sql']] as const) {
       await db.exec(await sql(namespace, file));
     }
