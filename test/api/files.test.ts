@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
 import { resolveFile } from '../../core/store/files.ts';
 import { filesConfig, startFakeFiles, type FakeFiles } from '../fakes/files.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -236,6 +237,29 @@ describe('/v1/files', () => {
 
     const bad = await fetch(`${gw.url}/v1/files?limit=0`, { headers: auth(key) });
     assert.equal(bad.status, 400);
+  });
+
+  test('an expired entry is gone for fetch, list and resolveFile', async () => {
+    const db = gw.gateway.services.db;
+    await db.query(`INSERT INTO files (id, tenant_id, provider, provider_file_id, filename, purpose, bytes, mime_type, expires_at)
+      VALUES ('file-expired-1', 'default', 'openai', 'file-up', 'old.txt', 'batch', 1, 'text/plain', now() - interval '1 second')`);
+    assert.equal((await fetch(`${gw.url}/v1/files/file-expired-1`, { headers: auth(key) })).status, 404);
+    const page = (await (await fetch(`${gw.url}/v1/files?limit=100`, { headers: auth(key) })).json()) as { data: Array<{ id: string }> };
+    assert.ok(!page.data.some((f) => f.id === 'file-expired-1'));
+    await assert.rejects(resolveFile(db, 'default', 'file-expired-1', 'openai'), (err: { code: string }) => err.code === 'NOT_FOUND');
+  });
+
+  test('a bad field after the file part: 400, and the provider file already made is deleted', async () => {
+    const stored = fake.stored.size;
+    const form = new FormData();
+    form.append('provider', 'openai');
+    form.append('purpose', 'batch');
+    form.append('file', new Blob(['abc']), 'a.txt');
+    form.append('metadata', '{not json');
+    const response = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: auth(key), body: form });
+    assert.equal(response.status, 400);
+    assert.equal(((await response.json()) as { error: { details: Array<{ path: string }> } }).error.details[0]!.path, '/metadata');
+    await eventually(async () => assert.equal(fake.stored.size, stored));
   });
 
   test('capability files is required: a chat-only key gets 403', async () => {
