@@ -164,7 +164,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   const io = createProviderIO(upstream, clock.now);
   const dispatcher = createDispatcher({
     routing, providers: loaded.providers, upstream, breakers, retry: config.routing,
-    io,
+    io, db, now: clock.now,
     gatewayTools: new Map(),
   });
   const extraEndpoints = pluginEndpoints(loaded.plugins.list(), pluginServices, shared);
