@@ -25,6 +25,7 @@ import type { Clock, PluginServices } from './pipeline/plugin.ts';
 import { pluginAdminRoutes, pluginEndpoints } from './pipeline/plugin-routes.ts';
 import { clientIpResolver, initPlugins, pipelineForRoute, routeEntry, setupPipelines } from './server/pipelines.ts';
 import { ConnectionLimiter } from './server/connections.ts';
+import { meteredWorkReporter, type MeterWork } from './server/metered.ts';
 import { createTraffic, requestContext } from './server/request-context.ts';
 import type { Database } from './store/database.ts';
 import type { KV } from './store/kv.ts';
@@ -63,6 +64,11 @@ export interface Gateway {
   jobs: JobRunner;
   /** What a plugin's init returned (undefined for a plugin without init, or an unknown name). */
   pluginState(name: string): unknown;
+  /**
+   * Reports work metered outside a request (a batch that ended) to every registered plugin's onMeteredWork, in
+   * registration order; rejects naming the plugins that failed, after running them all. Safe to call again.
+   */
+  meterWork: MeterWork;
   /** Listens on server.port/host (or the given port); resolves with the loopback URL. */
   listen(port?: number): Promise<string>;
   /** Graceful: stop accepting, drain up to the deadline, flush, close the stores. Idempotent. */
@@ -163,6 +169,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     throw err;
   }
 
+  const meterWork = meteredWorkReporter(loaded.plugins.list(), pluginServices, shared, logger);
   const routing = new RoutingTable(config, (slug) => loaded.providers.get(slug)?.defaultBaseUrl);
   const dispatcher = createDispatcher({
     routing, providers: loaded.providers, upstream, breakers, retry: config.routing,
@@ -198,7 +205,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   function dataPlaneRouter(): Router {
     const router = new Router();
     const clientIp = clientIpResolver(config.server);
-    const localDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock, jobs };
+    const localDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock, jobs, meterWork };
     for (const endpoint of [...endpoints, ...extraEndpoints]) {
       const pipeline = pipelineForRoute(config, endpoint.path);
       const last = endpoint.kind === 'dispatch' ? dispatcher : endpoint.handler(localDeps);
@@ -257,5 +264,5 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     });
   });
 
-  return { app, server, services, jobs, pluginState: (name) => shared.get(name), listen, close };
+  return { app, server, services, jobs, pluginState: (name) => shared.get(name), meterWork, listen, close };
 }
