@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { adminRouter } from './api/admin/index.ts';
+import type { MeteredWork } from './api/batches-common.ts';
+import { registerBatchJobs } from './api/batches-jobs.ts';
 import { healthRouter } from './api/health.ts';
 import { UpgradedSockets } from './api/proxy-upgrade.ts';
 import { buildOpenApiDocument, openApiRouter } from './api/openapi.ts';
@@ -39,6 +41,8 @@ export interface GatewayOptions {
   /** Tests: isolate Redis keys and the Postgres schema per run. */
   kvPrefix?: string;
   dbSchema?: string;
+  /** Records work metered outside a request (a settled batch); rejects when it could not, and is retried. */
+  meterWork?: (work: MeteredWork) => Promise<void>;
 }
 
 /** The gateway's own services: the stores and identity in full (plugins get the narrow PluginServices). */
@@ -166,6 +170,12 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     routing, providers: loaded.providers, upstream, breakers, retry: config.routing,
     io,
     gatewayTools: new Map(),
+  });
+  registerBatchJobs(jobs, {
+    config, db, providers: loaded.providers, call: { upstream, breakers, io }, jobs, now: clock.now, logger,
+    meterWork: options.meterWork ?? (async (work) => {
+      throw new Error(`no recorder of metered work is configured: batch ${work.id} stays unsettled`);
+    }),
   });
   const extraEndpoints = pluginEndpoints(loaded.plugins.list(), pluginServices, shared);
   const extraAdminRoutes = pluginAdminRoutes(loaded.plugins.list(), pluginServices, shared);

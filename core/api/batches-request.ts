@@ -1,0 +1,128 @@
+/**
+ * The submit body of POST /v1/batches, checked line by line: every problem with a request line names its
+ * custom_id (or its index, when it has none), so a caller with 50,000 lines finds the bad ones. Gateway file ids
+ * in a line's body (`input_file_id`) become the provider's, and configured model ids their upstream names.
+ */
+import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchLine } from '../dispatch/provider-batches.ts';
+import type { GatewayConfig } from '../config/types.ts';
+import { GatewayError, validationError, type ValidationIssue } from '../errors.ts';
+import type { Queryable } from '../store/database.ts';
+import { resolveFile } from '../store/files.ts';
+
+export const MAX_BATCH_LINES = 50_000;
+/** Reported problems stop here: the first hundred say enough, and the answer stays small. */
+const MAX_ISSUES = 100;
+const MAX_CUSTOM_ID = 512;
+const MAX_METADATA_BYTES = 16 * 1024;
+
+export interface BatchSubmit {
+  provider: string;
+  endpoint: BatchEndpoint;
+  requests: unknown[];
+  webhookUrl: string | null;
+  metadata: Record<string, unknown> | null;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The body's fields; the lines are checked by checkLines. */
+export function submitFields(body: unknown): BatchSubmit {
+  if (!isObject(body)) throw validationError([{ path: '', message: 'must be an object' }]);
+  const issues: ValidationIssue[] = [];
+  const known = new Set(['provider', 'endpoint', 'requests', 'completion_webhook_url', 'metadata']);
+  for (const name of Object.keys(body)) if (!known.has(name)) issues.push({ path: `/${name}`, message: 'is not a field of a batch submission' });
+  if (typeof body.provider !== 'string' || body.provider === '') issues.push({ path: '/provider', message: 'must be a provider slug' });
+  if (!(BATCH_ENDPOINTS as readonly unknown[]).includes(body.endpoint)) issues.push({ path: '/endpoint', message: `must be one of ${BATCH_ENDPOINTS.join(', ')}` });
+  const requests = body.requests;
+  if (!Array.isArray(requests) || requests.length < 1 || requests.length > MAX_BATCH_LINES) {
+    issues.push({ path: '/requests', message: `must be an array of 1 to ${MAX_BATCH_LINES} request lines` });
+  }
+  const url = body.completion_webhook_url;
+  if (url !== undefined && url !== null && typeof url !== 'string') issues.push({ path: '/completion_webhook_url', message: 'must be a URL' });
+  const metadata = body.metadata;
+  if (metadata !== undefined && metadata !== null) {
+    if (!isObject(metadata)) issues.push({ path: '/metadata', message: 'must be an object' });
+    else if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) issues.push({ path: '/metadata', message: `must be at most ${MAX_METADATA_BYTES} bytes as JSON` });
+  }
+  if (issues.length > 0) throw validationError(issues);
+  return {
+    provider: body.provider as string, endpoint: body.endpoint as BatchEndpoint, requests: requests as unknown[],
+    webhookUrl: typeof url === 'string' ? url : null, metadata: (metadata ?? null) as Record<string, unknown> | null,
+  };
+}
+
+const named = (customId: string | null, index: number) => (customId === null ? `request line ${index}` : `request ${JSON.stringify(customId)}`);
+
+/** The lines' shape, each problem naming its line; the valid lines come back typed. */
+export function checkLines(submit: BatchSubmit): BatchLine[] {
+  const issues: ValidationIssue[] = [];
+  const seen = new Map<string, number>();
+  const lines: BatchLine[] = [];
+  submit.requests.forEach((raw, index) => {
+    if (issues.length >= MAX_ISSUES) return;
+    const at = `/requests/${index}`;
+    if (!isObject(raw)) return void issues.push({ path: at, message: `${named(null, index)}: must be an object {custom_id, method, url, body}` });
+    const id = typeof raw.custom_id === 'string' && raw.custom_id.length >= 1 && raw.custom_id.length <= MAX_CUSTOM_ID ? raw.custom_id : null;
+    const name = named(id, index);
+    const problems: ValidationIssue[] = [];
+    if (id === null) problems.push({ path: `${at}/custom_id`, message: `${name}: custom_id must be a string of 1 to ${MAX_CUSTOM_ID} characters` });
+    else if (seen.has(id)) problems.push({ path: `${at}/custom_id`, message: `${name}: custom_id is used by request line ${seen.get(id)} too; custom_ids must be unique` });
+    else seen.set(id, index);
+    for (const field of Object.keys(raw)) {
+      if (!['custom_id', 'method', 'url', 'body'].includes(field)) problems.push({ path: `${at}/${field}`, message: `${name}: ${field} is not a field of a request line` });
+    }
+    if (raw.method !== 'POST') problems.push({ path: `${at}/method`, message: `${name}: method must be POST` });
+    if (raw.url !== submit.endpoint) problems.push({ path: `${at}/url`, message: `${name}: url must be the batch's endpoint, ${submit.endpoint}` });
+    if (!isObject(raw.body)) problems.push({ path: `${at}/body`, message: `${name}: body must be an object` });
+    else if (typeof raw.body.model !== 'string' || raw.body.model === '') problems.push({ path: `${at}/body/model`, message: `${name}: body.model must name a model` });
+    if (problems.length > 0) return void issues.push(...problems);
+    lines.push({ custom_id: id!, method: 'POST', url: submit.endpoint, body: raw.body as Record<string, unknown> });
+  });
+  if (issues.length > 0) {
+    const shown = issues.slice(0, MAX_ISSUES);
+    throw validationError(shown, `${issues.length >= MAX_ISSUES ? `at least ${MAX_ISSUES}` : issues.length} problem(s) in the request lines; the first: ${shown[0]!.message}`);
+  }
+  return lines;
+}
+
+/** The upstream model name a configured model id has at this provider; any other name goes as it is. */
+function upstreamModel(config: GatewayConfig, provider: string, model: string): string {
+  const entry = config.models.find((m) => m.id === model && m.enabled);
+  if (!entry) return model;
+  if (entry.provider === provider) return entry.upstreamModel ?? model;
+  return entry.targets?.find((t) => t.provider === provider)?.upstreamModel ?? model;
+}
+
+async function translateFileIds(value: unknown, resolve: (id: string) => Promise<string>): Promise<unknown> {
+  if (Array.isArray(value)) return Promise.all(value.map((item) => translateFileIds(item, resolve)));
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    out[key] = key === 'input_file_id' && typeof item === 'string' ? await resolve(item) : await translateFileIds(item, resolve);
+  }
+  return out;
+}
+
+/**
+ * Lines as the provider takes them: `input_file_id`s translated (404 NOT_FOUND, 400 FILE_PROVIDER_MISMATCH,
+ * each naming the line) and model ids mapped to their upstream names.
+ */
+export async function providerLines(db: Queryable, config: GatewayConfig, tenantId: string, provider: string, lines: BatchLine[], now: number): Promise<BatchLine[]> {
+  const resolved = new Map<string, Promise<string>>();
+  const out: BatchLine[] = [];
+  for (const line of lines) {
+    const resolve = (id: string) => {
+      if (!resolved.has(id)) resolved.set(id, resolveFile(db, tenantId, id, provider, now));
+      return resolved.get(id)!;
+    };
+    let body: Record<string, unknown>;
+    try {
+      body = await translateFileIds(line.body, resolve) as Record<string, unknown>;
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      throw new GatewayError(err.code, `${named(line.custom_id, lines.indexOf(line))}: ${err.message}`, { ...(err.details as object), custom_id: line.custom_id });
+    }
+    out.push({ ...line, body: { ...body, model: upstreamModel(config, provider, body.model as string) } });
+  }
+  return out;
+}
