@@ -7,7 +7,6 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { adminRouter } from './api/admin/index.ts';
-import type { MeteredWork } from './api/batches-common.ts';
 import { registerBatchJobs } from './api/batches-jobs.ts';
 import { healthRouter } from './api/health.ts';
 import { UpgradedSockets } from './api/proxy-upgrade.ts';
@@ -26,6 +25,7 @@ import type { Clock, PluginServices } from './pipeline/plugin.ts';
 import { pluginAdminRoutes, pluginEndpoints } from './pipeline/plugin-routes.ts';
 import { clientIpResolver, initPlugins, pipelineForRoute, routeEntry, setupPipelines } from './server/pipelines.ts';
 import { ConnectionLimiter } from './server/connections.ts';
+import { meteredWorkReporter, type MeterWork } from './server/metered.ts';
 import { createTraffic, requestContext } from './server/request-context.ts';
 import type { Database } from './store/database.ts';
 import type { KV } from './store/kv.ts';
@@ -41,8 +41,6 @@ export interface GatewayOptions {
   /** Tests: isolate Redis keys and the Postgres schema per run. */
   kvPrefix?: string;
   dbSchema?: string;
-  /** Records work metered outside a request (a settled batch); rejects when it could not, and is retried. */
-  meterWork?: (work: MeteredWork) => Promise<void>;
 }
 
 /** The gateway's own services: the stores and identity in full (plugins get the narrow PluginServices). */
@@ -66,6 +64,11 @@ export interface Gateway {
   jobs: JobRunner;
   /** What a plugin's init returned (undefined for a plugin without init, or an unknown name). */
   pluginState(name: string): unknown;
+  /**
+   * Reports work metered outside a request (a batch that ended) to every registered plugin's onMeteredWork, in
+   * registration order; rejects naming the plugins that failed, after running them all. Safe to call again.
+   */
+  meterWork: MeterWork;
   /** Listens on server.port/host (or the given port); resolves with the loopback URL. */
   listen(port?: number): Promise<string>;
   /** Graceful: stop accepting, drain up to the deadline, flush, close the stores. Idempotent. */
@@ -164,6 +167,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     throw err;
   }
 
+  const meterWork = meteredWorkReporter(loaded.plugins.list(), pluginServices, shared, logger);
   const routing = new RoutingTable(config, (slug) => loaded.providers.get(slug)?.defaultBaseUrl);
   const io = createProviderIO(upstream, clock.now);
   const dispatcher = createDispatcher({
@@ -173,9 +177,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   });
   registerBatchJobs(jobs, {
     config, db, providers: loaded.providers, call: { upstream, breakers, io }, jobs, now: clock.now, logger,
-    meterWork: options.meterWork ?? (async (work) => {
-      throw new Error(`no recorder of metered work is configured: batch ${work.id} stays unsettled`);
-    }),
+    meterWork,
   });
   const extraEndpoints = pluginEndpoints(loaded.plugins.list(), pluginServices, shared);
   const extraAdminRoutes = pluginAdminRoutes(loaded.plugins.list(), pluginServices, shared);
@@ -206,7 +208,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   function dataPlaneRouter(): Router {
     const router = new Router();
     const clientIp = clientIpResolver(config.server);
-    const localDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock, jobs };
+    const localDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock, jobs, meterWork };
     for (const endpoint of [...endpoints, ...extraEndpoints]) {
       const pipeline = pipelineForRoute(config, endpoint.path);
       const last = endpoint.kind === 'dispatch' ? dispatcher : endpoint.handler(localDeps);
@@ -265,5 +267,5 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     });
   });
 
-  return { app, server, services, jobs, pluginState: (name) => shared.get(name), listen, close };
+  return { app, server, services, jobs, pluginState: (name) => shared.get(name), meterWork, listen, close };
 }

@@ -2,7 +2,6 @@
  * What the batch endpoints (batches.ts) and the batch jobs (batches-poll.ts, batches-settle.ts) share: the Batch
  * object callers see, the job kinds and their keys, the polling cadence, and the providers as batches reach them.
  */
-import type { Modality, Usage } from '../canonical/chat.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { CallDeps } from '../dispatch/exchange.ts';
 import { passthroughTargets, type PassthroughEntry } from '../dispatch/passthrough.ts';
@@ -10,6 +9,7 @@ import type { ProviderBatch } from '../dispatch/provider-batches.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
 import type { JobQueue, JobSpec } from '../jobs/types.ts';
 import type { Log } from '../log.ts';
+import type { MeteredWork } from '../pipeline/metered.ts';
 import type { BatchRecord } from '../store/batches.ts';
 import type { Database } from '../store/database.ts';
 
@@ -41,25 +41,6 @@ export const pollJob = (batchId: string, runAt: number): JobSpec => ({ kind: BAT
 export interface SettlePayload { batchId: string; providerBatch: ProviderBatch }
 export const settleJob = (payload: SettlePayload): JobSpec => ({ kind: BATCH_SETTLE, key: `${BATCH_SETTLE}:${payload.batchId}`, payload });
 
-/**
- * Work metered outside a request: a batch's summed usage, reported once per batch id. The same shape as the
- * gateway's `meterWork` takes (core/pipeline/metered.ts).
- */
-export interface MeteredWork {
-  id: string;
-  source: 'batch';
-  tenantId: string; organizationId: string | null; departmentId: string | null;
-  callerKind: 'api_key' | 'jwt'; apiKeyId: string | null; userId: string | null;
-  endpoint: string;
-  modality: Modality;
-  provider: string;
-  requestedModel: string | null; model: string | null; upstreamModel: string | null;
-  usage: Usage;
-  requests: { total: number; completed: number; failed: number };
-  status: 'completed' | 'failed' | 'cancelled' | 'expired';
-  startedAt: number; endedAt: number;
-}
-
 /** What the batch jobs need from the gateway. */
 export interface BatchJobDeps {
   config: GatewayConfig;
@@ -69,7 +50,7 @@ export interface BatchJobDeps {
   jobs: JobQueue;
   now(): number;
   logger: Log;
-  /** Rejects when the work could not be recorded: settlement is retried. */
+  /** The gateway's meterWork: rejects when a plugin could not record the work, and settlement is retried. */
   meterWork(work: MeteredWork): Promise<void>;
 }
 

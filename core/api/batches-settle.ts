@@ -8,7 +8,8 @@ import { batchesTranslatorFor, resultLines } from '../dispatch/batches-call.ts';
 import type { ProviderBatch } from '../dispatch/provider-batches.ts';
 import type { JobContext, JobHandler, JobResult } from '../jobs/types.ts';
 import { findBatch, isTerminal } from '../store/batches.ts';
-import { batchTarget, type BatchJobDeps, type MeteredWork, type SettlePayload } from './batches-common.ts';
+import type { MeteredWork } from '../pipeline/metered.ts';
+import { batchTarget, type BatchJobDeps, type SettlePayload } from './batches-common.ts';
 
 const MODALITY: Record<string, Modality> = {
   '/v1/chat/completions': 'chat', '/v1/messages': 'chat', '/v1/embeddings': 'embeddings', '/v1/completions': 'completion',
@@ -52,7 +53,10 @@ export function batchSettleHandler(deps: BatchJobDeps): JobHandler {
       tenantId: batch.tenantId, organizationId: batch.organizationId, departmentId: batch.departmentId,
       callerKind: batch.callerKind, apiKeyId: batch.apiKeyId, userId: batch.userId,
       endpoint: batch.endpoint, modality: MODALITY[batch.endpoint] ?? 'chat', provider: batch.provider,
-      requestedModel: batch.requestedModel, model: batch.requestedModel, upstreamModel,
+      // The configured model prices the work; a name the configuration does not have has no price to apply.
+      requestedModel: batch.requestedModel,
+      model: deps.config.models.some((m) => m.id === batch.requestedModel && m.enabled) ? batch.requestedModel : null,
+      upstreamModel,
       usage, requests: { ...batch.requestCounts },
       status: batch.status as MeteredWork['status'],
       startedAt: batch.createdAt, endedAt: batch.completedAt ?? ctx.now(),

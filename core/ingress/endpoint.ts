@@ -12,6 +12,7 @@ import type { RoutingTable } from '../dispatch/routing.ts';
 import type { UpstreamClient } from '../dispatch/upstream.ts';
 import type { JobQueue } from '../jobs/types.ts';
 import type { GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
+import type { MeteredWork } from '../pipeline/metered.ts';
 import type { EndpointDescription } from '../pipeline/routes.ts';
 import type { Clock } from '../pipeline/plugin.ts';
 import type { Database } from '../store/database.ts';
@@ -46,6 +47,8 @@ export interface LocalEndpointDeps {
   io: ProviderIO;
   /** Background work that must outlive the request (polling, webhook delivery): enqueued in the database. */
   jobs: JobQueue;
+  /** Reports work metered outside a request (a batch that ended) to the plugins: gateway.meterWork. */
+  meterWork(work: MeteredWork): Promise<void>;
 }
 
 export interface LocalEndpoint extends EndpointBase {

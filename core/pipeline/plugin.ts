@@ -8,6 +8,7 @@
 import type { JsonSchema } from '../json-schema.ts';
 import { ERROR_CODE_PATTERN } from '../errors.ts';
 import type { GatewayMiddleware } from './context.ts';
+import type { MeteredWork } from './metered.ts';
 import type { PluginAdminRoute, PluginEndpoint } from './routes.ts';
 import type { PluginServices } from './services.ts';
 
@@ -68,6 +69,12 @@ export interface PluginDefinition<Config = Record<string, unknown>, Shared = und
    * what `start` would. Returns the offending entries by their index in `entries`; setup may assume it passed.
    */
   checkEntries?(entries: readonly Config[]): Array<{ entry: number; message: string }>;
+  /**
+   * Work metered outside a request (a batch that ended), reported once it is over, whether or not the plugin is
+   * in a pipeline. Must be idempotent per work.id: the same work may be reported again, and concurrently by two
+   * instances. A throw makes the reporter try again later; the other plugins' hooks run all the same.
+   */
+  onMeteredWork?(work: MeteredWork, services: PluginServices, shared: Shared): Promise<void>;
 }
 
 /** A definition of any config and shared state, as registries hold them. */
@@ -100,7 +107,7 @@ export function pluginProblems(value: unknown): string[] {
   if (typeof d.description !== 'string' || d.description.length === 0) problems.push(`${label}: description is required`);
   if (!d.configSchema || typeof d.configSchema !== 'object' || d.configSchema.type !== 'object') problems.push(`${label}: configSchema must be a JSON schema of type object`);
   if (typeof d.setup !== 'function') problems.push(`${label}: setup must be a function`);
-  for (const fn of ['checkEntries', 'init'] as const) {
+  for (const fn of ['checkEntries', 'init', 'onMeteredWork'] as const) {
     if (d[fn] !== undefined && typeof d[fn] !== 'function') problems.push(`${label}: ${fn} must be a function`);
   }
   for (const list of ['requires', 'provides'] as const) {

@@ -5,6 +5,7 @@
  */
 export { definePlugin, PLUGIN_API_VERSION } from '../pipeline/plugin.ts';
 export type { PluginDefinition, PluginErrorCode } from '../pipeline/plugin.ts';
+export type { MeteredWork } from '../pipeline/metered.ts';
 export type {
   Clock, IdentityService, LogFn, PluginDatabase, PluginKv, PluginLogger, PluginQueryable, PluginServices, Row,
 } from '../pipeline/services.ts';

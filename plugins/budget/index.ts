@@ -3,7 +3,8 @@
  * (budgets.ts, ledger.ts). A request (chat, embeddings or rerank, priced per modality: plugins/budget/cost.ts) reserves
  * its estimated cost on every budget that applies before it is dispatched, and is refused with 402
  * BUDGET_EXCEEDED when it does not fit in one of them; afterwards the reservation is settled to the real cost
- * (streams included). See docs/limits.md#budgets.
+ * (streams included). Work metered outside a request (a batch) is charged once it ends, exactly once (settle.ts).
+ * See docs/limits.md#budgets.
  */
 import { fileURLToPath } from 'node:url';
 import type { JsonSchema } from '../../core/json-schema.ts';
@@ -18,6 +19,7 @@ import { answerMicros, costMicros, estimateMicros, modelPrice } from './cost.ts'
 import { budgetEndpoint } from './endpoint.ts';
 import type { ApplicableBudget, Reservation } from './ledger.ts';
 import { usd } from './periods.ts';
+import { settleMeteredWork } from './settle.ts';
 
 export interface BudgetPluginConfig {
   onStoreError: 'open' | 'closed';
@@ -80,6 +82,7 @@ export default definePlugin<BudgetPluginConfig, BudgetService>({
   adminRoutes: budgetAdminRoutes,
   // One service per gateway: its budget-list cache is shared by every entry, GET /v1/budget and the admin routes.
   init: (services) => new BudgetService(services.db, services.kv, () => services.clock.now(), services.config.auth.keyCacheTtlMs, services.logger),
+  onMeteredWork: (work, services, budgets) => settleMeteredWork(budgets, services.config, work),
   setup(config, services, budgets) {
     const guard = new StoreGuard({
       plugin: 'budget', timeoutMs: config.storeTimeoutMs, mode: config.onStoreError, logger: services.logger,

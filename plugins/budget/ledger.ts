@@ -13,6 +13,7 @@
 import type { PluginKv, PluginQueryable } from '../../core/pipeline/services.ts';
 import { StoreUnavailableError } from '../../core/store/deadline.ts';
 import { countersAdd, type CountersOutcome } from './counters.ts';
+import { settleOnce, type SettleOnceOutcome } from './settle-once.ts';
 import { counterTtlMs, periodStart, type BudgetPeriod, type BudgetScope } from './periods.ts';
 
 /** A budget as requests see it. */
@@ -138,6 +139,15 @@ export class BudgetLedger {
     if (outcome.status !== 'missing') return;
     const present = adds.filter((_, i) => !outcome.missing.includes(i));
     if (present.length > 0) await this.kv.run(countersAdd, present);
+  }
+
+  /**
+   * Charges money already spent (a batch) to the budgets' counters of the periods holding `at`, once per
+   * `marker` however often it is called: settle-once.ts. Missing counters are not created (settle.ts says why).
+   */
+  async chargeOnce(budgets: readonly ApplicableBudget[], micros: number, at: number, marker: string, markerTtlMs: number): Promise<SettleOnceOutcome> {
+    const adds = budgets.map((budget) => ({ key: this.counter(budget, at).key, amount: micros }));
+    return this.kv.run(settleOnce, { marker, markerTtlMs, adds });
   }
 
   /** Drops the counter of the current period (a deleted budget). */

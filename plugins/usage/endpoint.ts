@@ -11,7 +11,8 @@
  * - `limit` (1-100, default 20) and `cursor`, as every list endpoint. A cursor carries its query's window and
  *   groups: the next pages are of the same query, even with the default `to`.
  *
- * Rows sum tokens and search units (rerank's billing unit) beside the cost.
+ * Rows sum tokens and search units (rerank's billing unit) beside the cost, and `requests` counts requests: a
+ * record of work metered as a whole (a batch) stands for its request lines.
  *
  * Scope: an API key sees its own records; a JWT caller its own (its subject), and a JWT with role `admin` its whole
  * tenant. Records are written in batches (plugins/usage): a request shows here once its batch is written, within
@@ -176,7 +177,7 @@ export async function usagePage(db: Queryable, caller: Caller, q: UsageQuery) {
   const { where, params } = scopeFor(caller);
   params.push(new Date(q.from).toISOString(), new Date(q.to).toISOString());
   where.push(`created_at >= $${params.length - 1}::timestamptz`, `created_at < $${params.length}::timestamptz`);
-  const sums = `count(*)::text AS requests, sum(prompt_tokens)::text AS prompt_tokens, sum(completion_tokens)::text AS completion_tokens,
+  const sums = `sum(requests)::text AS requests, sum(prompt_tokens)::text AS prompt_tokens, sum(completion_tokens)::text AS completion_tokens,
     sum(cached_tokens)::text AS cached_tokens, sum(reasoning_tokens)::text AS reasoning_tokens, sum(total_tokens)::text AS total_tokens,
     sum(search_units)::text AS search_units, sum(cost_usd)::text AS cost_usd`;
   const columns = q.groups.map((g) => `${GROUPS[g].expr} AS g_${g}`);
@@ -254,7 +255,7 @@ export const usageListSchema: JsonSchema = {
           key: { ...nullableString, description: 'With group_by key: the API key id; null for JWT callers.' },
           day: { type: 'string', description: 'With group_by day: the UTC day, YYYY-MM-DD.' },
           modality: { type: 'string', description: 'With group_by modality: chat, completion (the legacy endpoint), embeddings, rerank, ...' },
-          requests: { type: 'integer' },
+          requests: { type: 'integer', description: 'Requests in the group; a batch counts its request lines.' },
           prompt_tokens: { type: 'integer' },
           completion_tokens: { type: 'integer' },
           cached_tokens: { type: 'integer' },

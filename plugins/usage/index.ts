@@ -4,6 +4,7 @@
  * (core/store/buffered-recorder.ts) that every pipeline entry shares. Reads the caller, so it requires "caller"
  * (auth provides it). Owns the usage_records table (migrations/) and GET /v1/usage (endpoint.ts). Only
  * dispatch endpoints are recorded: local endpoints (/v1/models, /v1/usage) and the passthrough pass through.
+ * Work metered outside a request (a batch) is one record, written at once (metered.ts).
  */
 import type { ModelConfig } from '../../core/config/types.ts';
 import type { PluginServices } from '../../core/pipeline/plugin.ts';
@@ -13,6 +14,7 @@ import { insertUsageRecords, type UsageRecord } from './record.ts';
 import { BufferedRecorder, type RecorderSettings } from '../../core/store/buffered-recorder.ts';
 import { usageEndpoint } from './endpoint.ts';
 import { RequestMeter } from './meter.ts';
+import { recordMeteredWork } from './metered.ts';
 
 export type UsagePluginConfig = RecorderSettings;
 
@@ -108,6 +110,7 @@ export default definePlugin<UsagePluginConfig, UsageShared>({
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   endpoints: [usageEndpoint],
   init: (): UsageShared => ({ meters: new OpenMeters() }),
+  onMeteredWork: (work, services) => recordMeteredWork(services.db, work, services),
   checkEntries(entries) {
     const first = entries[0] && recorderSettings(entries[0]);
     return entries.flatMap((entry, i) => {

@@ -1,6 +1,6 @@
 /**
  * A usage record (one per request) and the multi-row insert that writes a batch of them into `usage_records`
- * (migrations 0003 and 0005). One INSERT per batch, whatever its size: every column goes as one array parameter.
+ * (migrations/). One INSERT per batch, whatever its size: every column goes as one array parameter.
  */
 import type { Modality } from '../../core/canonical/chat.ts';
 import type { PluginQueryable as Queryable } from '../../core/pipeline/services.ts';
@@ -40,6 +40,8 @@ export interface UsageRecord {
   ttfbMs: number | null;
   status: UsageStatus;
   errorCode: string | null;
+  /** How many requests the record stands for: 1 (the default) for one request, the line count for a batch. */
+  requests?: number;
 }
 
 /** Column, its SQL array type, and how a record gives it. Order is the INSERT's. */
@@ -72,6 +74,7 @@ const COLUMNS: Array<[string, string, (r: UsageRecord) => unknown]> = [
   ['ttfb_ms', 'float8', (r) => r.ttfbMs],
   ['status', 'text', (r) => r.status],
   ['error_code', 'text', (r) => r.errorCode],
+  ['requests', 'integer', (r) => r.requests ?? 1],
 ];
 
 const INSERT = `INSERT INTO usage_records (${COLUMNS.map(([name]) => name).join(', ')})

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { batchesConfig, startFakeBatchApis, type FakeBatchApis } from '../fakes/batches.ts';
+import { batchesConfig, startFakeBatchApis, TALLY_FILES, type FakeBatchApis } from '../fakes/batches.ts';
 import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const line = (custom_id: unknown, fields: Record<string, unknown> = {}) => ({
@@ -21,7 +21,7 @@ describe('/v1/batches refusals and file ids', () => {
 
   before(async () => {
     fake = await startFakeBatchApis();
-    gw = await startTestGateway(batchesConfig(fake.origin).replace('providers:\n', `providers:\n  cohere: { baseUrl: ${fake.origin}/cohere, apiKey: co }\n`), { meterWork: async () => {} });
+    gw = await startTestGateway(batchesConfig(fake.origin).replace('providers:\n', `providers:\n  cohere: { baseUrl: ${fake.origin}/cohere, apiKey: co }\n`), { files: TALLY_FILES });
     key = await gw.createKey({ scopes: { capabilities: ['batch', 'files'] } });
   });
   after(async () => {

@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { MeteredWork } from '../../core/api/batches-common.ts';
-import { batchesConfig, startFakeBatchApis, type FakeBatchApis } from '../fakes/batches.ts';
+import type { MeteredWork } from '../../core/pipeline/metered.ts';
+import { batchesConfig, TALLY_FILES, startFakeBatchApis, type FakeBatchApis } from '../fakes/batches.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { docVerifier, startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
@@ -28,7 +28,7 @@ describe('/v1/batches', () => {
   let gw: TestGateway;
   let receiver: Receiver;
   let key: string;
-  const metered: MeteredWork[] = [];
+  let metered: MeteredWork[];
 
   const auth = () => ({ authorization: `Bearer ${key}` });
   const get = async (path: string) => {
@@ -42,7 +42,8 @@ describe('/v1/batches', () => {
   before(async () => {
     fake = await startFakeBatchApis();
     receiver = await startReceiver(() => 200);
-    gw = await startTestGateway(batchesConfig(fake.origin, CADENCE), { meterWork: async (work) => void metered.push(work) });
+    gw = await startTestGateway(batchesConfig(fake.origin, CADENCE), { files: TALLY_FILES });
+    metered = (gw.gateway.pluginState('tally') as { seen: MeteredWork[] }).seen;
     key = await gw.createKey({ scopes: { capabilities: ['batch', 'files'] } });
   });
   after(async () => {
@@ -112,7 +113,7 @@ describe('/v1/batches', () => {
     assert.equal(work.modality, 'chat');
     assert.equal(work.callerKind, 'api_key');
     assert.ok(work.apiKeyId);
-    assert.deepEqual([work.provider, work.requestedModel, work.upstreamModel], ['openai', 'small', 'gpt-4o-mini-2024-07-18']);
+    assert.deepEqual([work.provider, work.requestedModel, work.model, work.upstreamModel], ['openai', 'small', 'small', 'gpt-4o-mini-2024-07-18']);
     assert.deepEqual(work.usage, { prompt_tokens: 20, completion_tokens: 10, total_tokens: 30 });
     assert.deepEqual([work.requests, work.status], [{ total: 3, completed: 2, failed: 1 }, 'completed']);
     const polls = fake.statusPolls(upstream.id).length;

@@ -217,9 +217,24 @@ export async function startFakeBatchApis(): Promise<FakeBatchApis> {
   };
 }
 
-/** Providers on the fake, the auth plugin on the batch and file routes, fast polling; `extra` is appended. */
+const PUBLIC = new URL('../../core/public/plugin.ts', import.meta.url).href;
+
+/** A plugin that keeps the metered work the gateway reports to it (its shared state): files for startTestGateway. */
+export const TALLY_FILES = {
+  'tally.mjs': `
+import { definePlugin } from '${PUBLIC}';
+export default definePlugin({
+  name: 'tally', description: 'Keeps the metered work it was given.', configSchema: { type: 'object' },
+  init: () => ({ seen: [] }),
+  setup: () => (ctx, next) => next(),
+  async onMeteredWork(work, services, shared) { shared.seen.push(work); },
+});`,
+};
+
+/** Providers on the fake, the auth plugin on the batch and file routes, the tally plugin, fast polling; `extra` is appended. */
 export function batchesConfig(origin: string, extra = ''): string {
   return `
+plugins: [./tally.mjs]
 providers:
   openai: { baseUrl: ${origin}/openai, apiKey: sk-upstream-openai }
   anthropic: { baseUrl: ${origin}/anthropic, apiKey: sk-ant-upstream }

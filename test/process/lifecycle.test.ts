@@ -167,7 +167,7 @@ describe('the gateway process', () => {
     assert.equal(await within(gateway.exited, 15_000, 'exit'), 0);
     const after = await runCli(['migrate', '--config', configFile], env);
     assert.equal(after.code, 0, after.stderr);
-    assert.match(after.stdout, /^up to date \(0004_files, usage\/0002_modality, budget\/0001_budgets\)\n$/);
+    assert.match(after.stdout, /^up to date \(0004_files, usage\/0003_request_count, budget\/0001_budgets\)\n$/);
   });
 
   test('a bad config fails the start with exit 1 and file:line:col on stderr', async () => {

@@ -1,0 +1,34 @@
+/**
+ * Work metered outside a request: a batch's requests, summed once it ends. The core reports it to every
+ * registered plugin (PluginDefinition.onMeteredWork, in registration order) through gateway.meterWork; each
+ * plugin records it once per `id`, so the reporter retries until every plugin took it (a poll after a restart
+ * may report the same work again).
+ */
+import type { Modality, Usage } from '../canonical/chat.ts';
+
+export interface MeteredWork {
+  /** Stable: the same work reported again is recorded once (batch id). */
+  id: string;
+  source: 'batch';
+  tenantId: string;
+  organizationId: string | null;
+  departmentId: string | null;
+  callerKind: 'api_key' | 'jwt';
+  apiKeyId: string | null;
+  userId: string | null;
+  /** The batch's endpoint, e.g. /v1/chat/completions. */
+  endpoint: string;
+  modality: Modality;
+  provider: string;
+  requestedModel: string | null;
+  /** The configured model the work ran on (after policy overrides): its pricing prices the work. */
+  model: string | null;
+  upstreamModel: string | null;
+  /** Summed over the work's requests. */
+  usage: Usage;
+  requests: { total: number; completed: number; failed: number };
+  status: 'completed' | 'failed' | 'cancelled' | 'expired';
+  /** Ms since the epoch. */
+  startedAt: number;
+  endedAt: number;
+}
