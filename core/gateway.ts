@@ -8,6 +8,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { adminRouter } from './api/admin/index.ts';
 import { registerBatchJobs } from './api/batches-jobs.ts';
+import { registerFileJobs } from './api/files-expiry.ts';
 import { healthRouter } from './api/health.ts';
 import { UpgradedSockets } from './api/proxy-upgrade.ts';
 import { buildOpenApiDocument, openApiRouter } from './api/openapi.ts';
@@ -122,6 +123,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   const upstream = new UpstreamClient(config.upstream, logger);
   const breakers = new Breakers(config.upstream.breaker, logger);
   cleanups.push(() => upstream.close(), () => breakers.shutdown());
+  const io = createProviderIO(upstream, clock.now);
   const identity = createIdentity(config, db, kv, clock.now, logger);
   // Last-used times are written after in-flight requests finish and before the stores close.
   closeHooks.push(() => identity.lastUsed.stop());
@@ -147,6 +149,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
 
   try {
     registerWebhookJobs(jobs, config, logger);
+    await registerFileJobs(jobs, { db, config, providers: loaded.providers, upstream, breakers, io, logger });
     const revoked = await identity.revocations.load();
     if (revoked > 0) logger.debug({ revoked }, 'JWT revocations loaded into the KV');
   } catch (err) {
@@ -169,10 +172,9 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
 
   const meterWork = meteredWorkReporter(loaded.plugins.list(), pluginServices, shared, logger);
   const routing = new RoutingTable(config, (slug) => loaded.providers.get(slug)?.defaultBaseUrl);
-  const io = createProviderIO(upstream, clock.now);
   const dispatcher = createDispatcher({
     routing, providers: loaded.providers, upstream, breakers, retry: config.routing,
-    io,
+    io, db, now: clock.now,
     gatewayTools: new Map(),
   });
   registerBatchJobs(jobs, {

@@ -10,7 +10,19 @@ export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
 
 export interface TextPart { type: 'text'; text: string }
 export interface ImagePart { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } }
-export type ContentPart = TextPart | ImagePart;
+/**
+ * A file: `file_id` names a gateway file (`file-<uuid>`, POST /v1/files), which the dispatcher replaces with the
+ * provider's own id for the target it calls; or the bytes inline as a base64 data URL in `file_data`.
+ */
+export interface FilePart { type: 'file'; file: { file_id?: string; file_data?: string; filename?: string } }
+export type ContentPart = TextPart | ImagePart | FilePart;
+
+/**
+ * What a file part's `file_id` must look like: a gateway id. A provider's own id is refused, since it would
+ * bypass the registry: no tenant, expiry or provider check, and any file of the gateway's upstream account
+ * (another tenant's, say) could be named.
+ */
+export const GATEWAY_FILE_ID_PATTERN = '^file-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 
 export interface ToolCall {
   id: string;

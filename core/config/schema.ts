@@ -132,6 +132,15 @@ const jobsSchema: JsonSchema = {
   },
 };
 
+const filesSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, default: {},
+  description: 'The file registry (/v1/files): the sweep that deletes expired entries and their provider files.',
+  properties: {
+    expirySweepMs: positiveMs('How often the files.expire job runs: each run deletes every entry past its expires_at and its provider file (one job for the whole deployment, whichever instance runs it).', 600000),
+    expiryBatchSize: { type: 'integer', minimum: 1, maximum: 1000, default: 100, description: 'Expired entries read per query of a sweep; a sweep reads batches until none is left.' },
+  },
+};
+
 const outboundSchema: JsonSchema = {
   type: 'object', additionalProperties: false, default: {},
   description: 'Rules for every URL the gateway calls on a caller\'s behalf (batch completion webhooks). Private (RFC 1918, fc00::/7), loopback, link-local (169.254.0.0/16, fe80::/10), unspecified, multicast, carrier-grade NAT (100.64.0.0/10) and reserved addresses are refused, IPv4-mapped, NAT64 and 6to4 forms included, unless allow-listed here.',
@@ -242,6 +251,7 @@ export function buildConfigSchema(plugins: SchemaContributor[], providers: Schem
       upstream: upstreamSchema,
       routing: routingSchema,
       jobs: jobsSchema,
+      files: filesSchema,
       outbound: outboundSchema,
       webhooks: webhooksSchema,
       batches: batchesSchema,

@@ -76,6 +76,14 @@ export interface JobsConfig {
   concurrency: number;
 }
 
+/** The file registry's expiry sweep (the files.expire job, core/api/files-expiry.ts). */
+export interface FilesConfig {
+  /** How often the sweep runs. */
+  expirySweepMs: number;
+  /** Expired entries read per query. */
+  expiryBatchSize: number;
+}
+
 /** Rules for every URL the gateway calls on a caller's behalf (webhooks; core/outbound/). */
 export interface OutboundConfig {
   /** Permit http:// as well as https://. */
@@ -151,6 +159,7 @@ export interface GatewayConfig {
   upstream: UpstreamConfig;
   routing: RoutingConfig;
   jobs: JobsConfig;
+  files: FilesConfig;
   outbound: OutboundConfig;
   webhooks: WebhooksConfig;
   batches: BatchesConfig;

@@ -6,6 +6,7 @@
 import { chatRequestOf, type CanonicalChatRequest, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest } from '../canonical/chat.ts';
 import { estimateUsage } from '../canonical/estimate.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
+import { hasFileParts } from './chat-files.ts';
 import { canonicalChatStream, type ChatStreamInput } from './chat-stream.ts';
 import { exchange, markRouted, unsupported, type CallDeps } from './exchange.ts';
 import type { ChatTranslator, ProviderDefinition, ProviderTarget } from './provider.ts';
@@ -24,6 +25,7 @@ export function chatTranslatorFor(provider: ProviderDefinition, request: ChatCom
   if (missing.length > 0) throw unsupported(provider.slug, `the built-in tool${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`, { tools: missing });
   const hasImage = request.messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type === 'image_url'));
   if (hasImage && !can.vision) throw unsupported(provider.slug, 'image inputs', { capability: 'vision' });
+  if (!can.files && hasFileParts(request)) throw unsupported(provider.slug, 'file inputs', { capability: 'files' });
   return provider.chat;
 }
 
@@ -70,9 +72,11 @@ export async function setChatResult(ctx: GatewayContext, request: ChatCompletion
   gw.result = result;
 }
 
-export async function callChat(ctx: GatewayContext, deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget): Promise<void> {
+/** `body`: the canonical body as this target gets it (its file parts naming the provider's ids); default the canonical one. */
+export async function callChat(ctx: GatewayContext, deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, body?: ChatCompletionRequest): Promise<void> {
   const gw = ctx.state.gw;
-  const request = chatRequestOf(gw.canonical!);
+  const canonical = chatRequestOf(gw.canonical!);
+  const request = body ? { ...canonical, body } : canonical;
   const chat = chatTranslatorFor(provider, request.body, request.stream);
   const upstreamRequest = chat.toUpstream(request.body, target, request.stream);
   const followUp = chat.followUp?.bind(chat);

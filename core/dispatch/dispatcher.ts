@@ -4,13 +4,15 @@
  * asks of it) are skipped before any I/O; when none can, the first refusal is the answer (400
  * CAPABILITY_NOT_SUPPORTED). A retryable failure before any byte reached the caller is retried on the same
  * target (jittered exponential backoff, routing.retries times), then moves on to the next target; an open
- * breaker moves on at once.
+ * breaker moves on at once. A chat request's gateway file ids are resolved for each target's provider just before
+ * its first call (chat-files.ts): a file on another provider skips that target like a refusal.
  */
 import type { CanonicalRequest, ChatCompletionRequest } from '../canonical/chat.ts';
 import type { RoutingConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
 import type { Caller, GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
 import { callChat, checkChat } from './chat-call.ts';
+import { providerFileIds } from './chat-files.ts';
 import { callCompletion, checkCompletion } from './completion-call.ts';
 import { callEmbeddings, checkEmbeddings } from './embeddings-call.ts';
 import { sleep, type CallDeps } from './exchange.ts';
@@ -18,6 +20,7 @@ import type { BuiltInToolName, ProviderDefinition, ProviderTarget } from './prov
 import { callRerank, checkRerank } from './rerank-call.ts';
 import type { ProviderRegistry } from './provider-registry.ts';
 import type { RoutingTable } from './routing.ts';
+import type { Queryable } from '../store/database.ts';
 import { isPoolFull, isRetryable, shouldFallBack } from './upstream-errors.ts';
 
 /**
@@ -31,6 +34,9 @@ export interface DispatcherDeps extends CallDeps {
   providers: ProviderRegistry;
   retry: RoutingConfig;
   gatewayTools: ReadonlyMap<BuiltInToolName, GatewayToolHandler>;
+  /** The file registry, where chat file parts' gateway ids are resolved (chat-files.ts). */
+  db: Queryable;
+  now: () => number;
   /** Math.random by default; tests pin the jitter. */
   random?: () => number;
 }
@@ -57,18 +63,23 @@ interface ModalityCall {
   call(ctx: GatewayContext, deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget): Promise<void>;
 }
 
-function modalityCall(request: CanonicalRequest): ModalityCall {
+function modalityCall(deps: DispatcherDeps, request: CanonicalRequest, caller: Caller | undefined): ModalityCall {
   switch (request.modality) {
-    case 'chat':
+    case 'chat': {
       // A legacy completion is chat on the wire unless a target serves it natively (completion-call.ts).
       if (request.legacy) return { check: (p, t) => checkCompletion(p, t, request), call: callCompletion };
-      return { check: (p, t) => checkChat(p, t, request), call: callChat };
+      // Tenant as for /v1/files: a deployment without auth is the one tenant `default`.
+      const forProvider = providerFileIds(deps.db, caller?.tenantId ?? 'default', request.body, deps.now);
+      return { check: (p, t) => checkChat(p, t, request), call: async (ctx, d, p, t) => callChat(ctx, d, p, t, await forProvider(t.slug)) };
+    }
     case 'embeddings': return { check: (p, t) => checkEmbeddings(p, t, request), call: callEmbeddings };
     case 'rerank': return { check: (p) => checkRerank(p), call: callRerank };
   }
 }
 
 const isRefusal = (err: unknown): err is GatewayError => err instanceof GatewayError && err.code === 'CAPABILITY_NOT_SUPPORTED';
+/** A target that cannot serve this request, though another might: a refusal, or a file on another provider. */
+const isTargetRefusal = (err: unknown): err is GatewayError => isRefusal(err) || (err instanceof GatewayError && err.code === 'FILE_PROVIDER_MISMATCH');
 
 /** The targets that can serve the request, in order; none: the first target's refusal. */
 function servingTargets(deps: DispatcherDeps, modality: ModalityCall, targets: ProviderTarget[], request: CanonicalRequest): ProviderTarget[] {
@@ -96,9 +107,10 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
     const request = await gw.request();
     const { targets } = deps.routing.resolve(request.model, gw.caller?.policy);
     if (request.modality === 'chat') request.body = await applyGatewayTools(deps, request.body, gw.caller, gw.signal);
-    const modality = modalityCall(request);
+    const modality = modalityCall(deps, request, gw.caller);
     let lastError: unknown;
     // A refusal only a translator could make (a parameter this provider lacks): the next target may serve it.
+    // A file on another provider than this target's: the next target may be on the file's provider.
     let refusal: GatewayError | undefined;
     // Origins whose pool just refused this request: another target on one would only queue behind it again.
     const fullOrigins = new Set<string>();
@@ -113,7 +125,7 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
           await modality.call(ctx, deps, provider, target);
           return;
         } catch (err) {
-          if (isRefusal(err) && !gw.signal.aborted) {
+          if (isTargetRefusal(err) && !gw.signal.aborted) {
             refusal ??= err;
             break;
           }

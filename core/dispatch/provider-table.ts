@@ -12,7 +12,8 @@ const MODALITIES = ['chat', 'completion', 'embeddings', 'rerank', 'transcription
 function chatCell(provider: ProviderDefinition): string {
   const chat = provider.capabilities.chat;
   if (!chat) return '';
-  const flags = (['stream', 'tools', 'vision', 'n'] as const).filter((flag) => chat[flag]);
+  // `files` is shown as "file parts": the other column's `files` is the files API, a different thing.
+  const flags = (['stream', 'tools', 'vision', 'n', 'files'] as const).filter((flag) => chat[flag]).map((flag) => (flag === 'files' ? 'file parts' : flag));
   const builtIns = chat.builtInTools?.length ? `; built-ins: ${chat.builtInTools.join(', ')}` : '';
   return `yes (${flags.join(', ') || 'no streaming, tools, images or n'}${builtIns})`;
 }

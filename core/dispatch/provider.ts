@@ -120,6 +120,11 @@ export interface ChatCapability {
   vision: boolean;
   /** n > 1 (several choices in one call). */
   n: boolean;
+  /**
+   * File parts in messages (`{type: 'file', file: {file_id | file_data}}`). A `file_id` reaches the translator as
+   * the provider's own id for the gateway file the caller named (the dispatcher resolves it), never a gateway id.
+   */
+  files?: boolean;
   /** The built-in tools of the spec this provider maps to a native tool. */
   builtInTools?: BuiltInToolName[];
 }

@@ -17,6 +17,7 @@ type TextBlock = { type: 'text'; text: string };
 type Block =
   | TextBlock
   | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } }
+  | { type: 'document'; source: { type: 'file'; file_id: string } }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
   | { type: 'tool_result'; tool_use_id: string; content?: string | TextBlock[] };
 
@@ -45,6 +46,7 @@ function userMessages(blocks: Block[], at: string, issues: ValidationIssue[]): C
   blocks.forEach((block, j) => {
     if (block.type === 'text') parts.push({ type: 'text', text: block.text });
     else if (block.type === 'image') parts.push({ type: 'image_url', image_url: { url: `data:${block.source.media_type};base64,${block.source.data}` } });
+    else if (block.type === 'document') parts.push({ type: 'file', file: { file_id: block.source.file_id } });
     else if (block.type === 'tool_result') {
       const content = typeof block.content === 'string' ? block.content : (block.content ?? []).map((b) => b.text).join('\n');
       tools.push({ role: 'tool', tool_call_id: block.tool_use_id, content });

@@ -125,3 +125,19 @@ export async function resolveFile(db: Queryable, tenantId: string, gatewayFileId
   }
   return file.providerFileId;
 }
+
+/**
+ * Entries past their expires_at at `now`, every tenant's, the longest expired first: the expiry sweep's batch.
+ * `skipIds` and `skipProviders` leave out what this sweep already failed to delete (retried at the next one).
+ */
+export async function expiredFiles(db: Queryable, now: number, limit: number, skipIds: string[], skipProviders: string[]): Promise<FileRecord[]> {
+  const rows = await db.query<FileRow>(
+    `SELECT * FROM files
+     WHERE expires_at <= to_timestamp($1::double precision / 1000)
+       AND id NOT IN (SELECT jsonb_array_elements_text($2::jsonb))
+       AND provider NOT IN (SELECT jsonb_array_elements_text($3::jsonb))
+     ORDER BY expires_at, id LIMIT $4`,
+    [now, JSON.stringify(skipIds), JSON.stringify(skipProviders), limit],
+  );
+  return rows.map(toRecord);
+}

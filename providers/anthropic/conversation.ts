@@ -3,7 +3,7 @@
  * Problems only the caller can fix (unparseable tool arguments, an image URL the API cannot fetch) are
  * refused here with 400 VALIDATION_ERROR naming the message, before any I/O.
  */
-import type { ChatMessage, ContentPart } from '../../core/canonical/chat.ts';
+import type { ChatMessage, ContentPart, FilePart } from '../../core/canonical/chat.ts';
 import { validationError } from '../../core/errors.ts';
 
 export type MessagesBlock = Record<string, unknown> & { type: string };
@@ -40,11 +40,34 @@ function imageBlock(url: string, path: string): MessagesBlock {
   throw validationError([{ path, message: 'must be an http(s) URL or a base64 data: URL for provider anthropic' }]);
 }
 
+/**
+ * A file part -> a document block: an uploaded file by its Files API id (the dispatcher has put the provider's id
+ * in place of the gateway's; the request then needs the files beta), or inline bytes as a base64 PDF or plain text.
+ */
+function documentBlock(part: FilePart, path: string): MessagesBlock {
+  const { file_id: fileId, file_data: fileData, filename } = part.file;
+  const title = filename ? { title: filename } : {};
+  if (fileId !== undefined) return { type: 'document', source: { type: 'file', file_id: fileId }, ...title };
+  const data = DATA_URL.exec(fileData ?? '');
+  if (data?.[1] === 'application/pdf') return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: data[3]! }, ...title };
+  if (data?.[1] === 'text/plain') {
+    return { type: 'document', source: { type: 'text', media_type: 'text/plain', data: Buffer.from(data[3]!, 'base64').toString('utf8') }, ...title };
+  }
+  throw validationError([{ path: `${path}/file/file_data`, message: 'must be a base64 data: URL of application/pdf or text/plain for provider anthropic' }]);
+}
+
+const isUploadedDocument = (b: MessagesBlock) => b.type === 'document' && (b.source as { type?: string }).type === 'file';
+
+/** Whether the turns name a file of the Files API (in a tool result too), which needs its beta header. */
+export const namesUploadedFile = (turns: MessagesTurn[]) =>
+  turns.some((t) => t.content.some((b) => isUploadedDocument(b) || (Array.isArray(b.content) && (b.content as MessagesBlock[]).some(isUploadedDocument))));
+
 function partBlocks(content: ChatMessage['content'], path: string): MessagesBlock[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
   if (!Array.isArray(content)) return [];
   return content.flatMap((part: ContentPart, j): MessagesBlock[] => {
     if (part.type === 'image_url') return [imageBlock(part.image_url.url, `${path}/${j}/image_url/url`)];
+    if (part.type === 'file') return [documentBlock(part, `${path}/${j}`)];
     // The Messages API rejects empty text blocks.
     return part.text === '' ? [] : [{ type: 'text', text: part.text }];
   });

@@ -5,8 +5,9 @@
 import type { FilesTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { malformedAnswer, withoutContentType } from '../shared/files.ts';
 import { anthropicHeaders } from './chat.ts';
+import { FILES_BETA } from './options.ts';
 
-export const FILES_BETA = 'files-api-2025-04-14';
+export { FILES_BETA };
 
 const headers = (target: ProviderTarget) => withoutContentType(anthropicHeaders(target, [FILES_BETA]));
 

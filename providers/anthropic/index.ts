@@ -30,8 +30,8 @@ export default defineProvider({
     },
   },
   capabilities: {
-    // n: the Messages API answers one message per request.
-    chat: { stream: true, tools: true, vision: true, n: false, builtInTools: ['web_search', 'code_execution', 'computer_use'] },
+    // n: the Messages API answers one message per request. files: document blocks (Files API ids, PDF or text).
+    chat: { stream: true, tools: true, vision: true, n: false, files: true, builtInTools: ['web_search', 'code_execution', 'computer_use'] },
     // The Files API (beta files-api-2025-04-14).
     files: {},
     // The Message Batches API: /v1/messages bodies only.

@@ -38,6 +38,9 @@ export const TOOL_BETAS: Record<string, string> = {
   computer_20251124: 'computer-use-2025-11-24',
 };
 
+/** The Files API beta: uploads, and `document` blocks whose source is an uploaded file. */
+export const FILES_BETA = 'files-api-2025-04-14';
+
 /** The option properties every Messages-API host understands; spread them into a provider's configSchema. */
 export const messagesOptionProperties: Record<string, JsonSchema> = {
   defaultMaxTokens: {

@@ -5,8 +5,8 @@
 import type { BuiltInTool, ChatCompletionRequest } from '../../core/canonical/chat.ts';
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError, validationError } from '../../core/errors.ts';
-import { toMessagesConversation, type MessagesBlock } from './conversation.ts';
-import { messagesSettings, TOOL_BETAS, type MessagesSettings } from './options.ts';
+import { namesUploadedFile, toMessagesConversation, type MessagesBlock } from './conversation.ts';
+import { FILES_BETA, messagesSettings, TOOL_BETAS, type MessagesSettings } from './options.ts';
 
 export interface MessagesWireOptions {
   /** Send `model` (target.upstreamModel) in the body; default true. Vertex AI names the model in the URL. */
@@ -131,6 +131,7 @@ export function buildMessagesRequest(
   refuseUnsupported(request);
   const betas = new Set(settings.betas);
   const { system, turns } = toMessagesConversation(request.messages);
+  if (namesUploadedFile(turns)) betas.add(FILES_BETA);
   const callerMax = request.max_completion_tokens ?? request.max_tokens;
   const budget = thinkingBudget(request, callerMax);
   const json = jsonOutputTool(request, settings);

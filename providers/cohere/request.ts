@@ -8,9 +8,12 @@ type Part = { type: 'text'; text: string } | { type: 'image_url'; image_url: { u
 function parts(content: ChatMessage['content']): string | Part[] {
   if (content === null) return '';
   if (typeof content === 'string') return content;
-  return content.map((p): Part => (p.type === 'text'
-    ? { type: 'text', text: p.text }
-    : { type: 'image_url', image_url: { url: p.image_url.url, ...(p.image_url.detail ? { detail: p.image_url.detail } : {}) } }));
+  return content.map((p): Part => {
+    if (p.type === 'text') return { type: 'text', text: p.text };
+    // The dispatcher refuses file parts for a provider that does not declare chat.files; this is its backstop.
+    if (p.type === 'file') throw new GatewayError('CAPABILITY_NOT_SUPPORTED', 'Provider cohere does not support file inputs', { provider: 'cohere', capability: 'files' });
+    return { type: 'image_url', image_url: { url: p.image_url.url, ...(p.image_url.detail ? { detail: p.image_url.detail } : {}) } };
+  });
 }
 
 /** System, assistant and tool turns take text only: their parts are joined. */

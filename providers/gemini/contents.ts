@@ -1,6 +1,6 @@
 /** One canonical message -> Gemini parts (text, inlineData / fileData, functionCall, functionResponse). */
 import type { ChatMessage, ContentPart } from '../../core/canonical/chat.ts';
-import { validationError } from '../../core/errors.ts';
+import { GatewayError, validationError } from '../../core/errors.ts';
 import { signatureOf } from './tool-ids.ts';
 
 export type GeminiPart = Record<string, unknown>;
@@ -37,7 +37,12 @@ function imagePart(url: string, path: string): GeminiPart {
 function contentParts(content: ChatMessage['content'], path: string): GeminiPart[] {
   if (content === null || content === undefined) return [];
   if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
-  return content.map((part: ContentPart, i) => (part.type === 'text' ? { text: part.text } : imagePart(part.image_url.url, `${path}/${i}/image_url/url`)));
+  return content.map((part: ContentPart, i) => {
+    if (part.type === 'text') return { text: part.text };
+    // The dispatcher refuses file parts for a provider that does not declare chat.files; this is its backstop.
+    if (part.type === 'file') throw new GatewayError('CAPABILITY_NOT_SUPPORTED', 'Provider gemini does not support file inputs', { provider: 'gemini', capability: 'files' });
+    return imagePart(part.image_url.url, `${path}/${i}/image_url/url`);
+  });
 }
 
 /** A tool result must be an object for Gemini: other JSON values (and plain text) are wrapped. */

@@ -20,7 +20,7 @@ export default defineProvider({
     },
   },
   capabilities: {
-    chat: { stream: true, tools: true, vision: true, n: true, builtInTools: ['web_search'] },
+    chat: { stream: true, tools: true, vision: true, n: true, files: true, builtInTools: ['web_search'] },
     completion: { stream: true },
     embeddings: {},
     files: {},

@@ -274,7 +274,7 @@ describe('schema errors', () => {
   test('an unknown top-level key', async () => {
     await oneIssue(`${MINIMAL}telemetry: true\n`, {
       pointer: '/telemetry',
-      message: 'unknown property "telemetry" (expected one of: server, storage, auth, upstream, routing, jobs, outbound, webhooks, batches, providers, models, pipelines, plugins, providerPackages)',
+      message: 'unknown property "telemetry" (expected one of: server, storage, auth, upstream, routing, jobs, files, outbound, webhooks, batches, providers, models, pipelines, plugins, providerPackages)',
       line: 14,
       col: 1,
     });
@@ -308,7 +308,7 @@ describe('schema errors', () => {
     assert.deepEqual(byLine, [
       { pointer: '/server/port', message: 'expected integer, got string "abc"', line: 2, col: 9 },
       { pointer: '/pipelines/0/plugins/1', message: `unknown plugin "no-such-plugin" (known: ${KNOWN_PLUGINS})`, line: 13, col: 21 },
-      { pointer: '/telemetry', message: 'unknown property "telemetry" (expected one of: server, storage, auth, upstream, routing, jobs, outbound, webhooks, batches, providers, models, pipelines, plugins, providerPackages)', line: 14, col: 1 },
+      { pointer: '/telemetry', message: 'unknown property "telemetry" (expected one of: server, storage, auth, upstream, routing, jobs, files, outbound, webhooks, batches, providers, models, pipelines, plugins, providerPackages)', line: 14, col: 1 },
     ]);
     const lines = err.message.split('\n').sort();
     assert.deepEqual(lines.map((l) => l.split(' ')[0]), ['pipelines.yaml:13:21', 'pipelines.yaml:14:1', 'pipelines.yaml:2:9']);

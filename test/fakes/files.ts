@@ -6,6 +6,8 @@
  *   `upload, finalize` -> {file: {name, sizeBytes, expirationTime}}; DELETE /v1beta/files/{name}.
  * Multipart bodies are parsed as they stream (busboy) and the file's bytes are counted, never held (only the
  * first KiB is kept, to check contents). Every request is recorded, with whether its body arrived whole.
+ * Chat too, for requests that name uploaded files: OpenAI's POST {base}/chat/completions and Anthropic's POST
+ * {base}/messages answer a fixed text, their JSON bodies recorded.
  */
 import busboy from 'busboy';
 import { randomUUID } from 'node:crypto';
@@ -22,6 +24,8 @@ export interface FileRequest {
   file?: { name: string; filename: string; mimeType: string; bytes: number; head: string };
   /** The body arrived to its end (false: the gateway aborted it). */
   complete: boolean;
+  /** A chat request's JSON body. */
+  json?: any;
 }
 
 export interface FakeFiles {
@@ -112,6 +116,20 @@ export async function startFakeFiles(): Promise<FakeFiles> {
       if (failing) return json(res, failing, { error: { message: 'upstream refused' } });
       if (!stored.delete(id)) return json(res, 404, { error: { message: `No such File object: ${id}`, type: 'invalid_request_error' } });
       return url.pathname.startsWith('/gemini') ? json(res, 200, {}) : json(res, 200, { id, object: 'file', deleted: true });
+    }
+    if (req.method === 'POST' && (url.pathname === '/openai/chat/completions' || url.pathname === '/anthropic/messages')) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      record.complete = true;
+      record.json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      if (url.pathname.startsWith('/anthropic')) {
+        return json(res, 200, { id: 'msg_fake', type: 'message', role: 'assistant', model: record.json.model, content: [{ type: 'text', text: 'read it' }], stop_reason: 'end_turn', usage: { input_tokens: 9, output_tokens: 2 } });
+      }
+      return json(res, 200, {
+        id: 'chatcmpl-fake', object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: record.json.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: 'read it' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 },
+      });
     }
     if (req.method === 'POST' && url.pathname === '/upload/gemini/v1beta/files') {
       if (req.headers['x-goog-upload-command'] === 'start') {

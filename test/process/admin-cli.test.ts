@@ -63,6 +63,12 @@ async function wave(parallel: boolean, steps: Array<() => Promise<CliResult>>): 
   return results;
 }
 
+/**
+ * Each test runs a dozen CLI processes, each starting from source through tsx: over a minute on a loaded 2-core
+ * machine, against the suite's 2-minute default.
+ */
+const CLI_TEST_TIMEOUT_MS = 300_000;
+
 describe('aigw admin commands', { concurrency: 2 }, () => {
   let fake: FakeOpenAI;
   let dir: string;
@@ -186,7 +192,7 @@ describe('aigw admin commands', { concurrency: 2 }, () => {
     return { key, org };
   }
 
-  test('with no gateway running, the CLI serves the admin API itself; a gateway started later sees its writes', async () => {
+  test('with no gateway running, the CLI serves the admin API itself; a gateway started later sees its writes', { timeout: CLI_TEST_TIMEOUT_MS }, async () => {
     const data = await dataDir();
     const { key, org } = await scenario(data, undefined);
 
@@ -203,7 +209,7 @@ describe('aigw admin commands', { concurrency: 2 }, () => {
     await stopGateway(gateway);
   });
 
-  test('with a gateway holding the data folder, the CLI asks it, and its writes hold at once', async () => {
+  test('with a gateway holding the data folder, the CLI asks it, and its writes hold at once', { timeout: CLI_TEST_TIMEOUT_MS }, async () => {
     const data = await dataDir();
     const gateway = await startGateway(data);
     await scenario(data, gateway);

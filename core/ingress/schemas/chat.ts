@@ -1,4 +1,5 @@
 /** POST /v1/chat/completions, per the spec's tables. Valid JSON Schema and OpenAPI 3.0 at once. */
+import { GATEWAY_FILE_ID_PATTERN } from '../../canonical/chat.ts';
 import type { JsonSchema } from '../../json-schema.ts';
 
 const textPart: JsonSchema = {
@@ -17,10 +18,27 @@ const imagePart: JsonSchema = {
   },
 };
 
+const filePart: JsonSchema = {
+  type: 'object', required: ['type', 'file'],
+  description: 'A file: `file_id` names a gateway file (file-<uuid>, from POST /v1/files), or `file_data` carries it inline as a base64 data: URL.',
+  properties: {
+    type: { type: 'string', enum: ['file'] },
+    file: {
+      type: 'object',
+      oneOf: [{ required: ['file_id'] }, { required: ['file_data'] }],
+      properties: {
+        file_id: { type: 'string', pattern: GATEWAY_FILE_ID_PATTERN, description: 'A gateway file id; the gateway sends the provider its own id for the file. Provider ids are refused.' },
+        file_data: { type: 'string', minLength: 1, description: 'The file as a data: URL, e.g. data:application/pdf;base64,...' },
+        filename: { type: 'string' },
+      },
+    },
+  },
+};
+
 const contentPart: JsonSchema = {
   type: 'object', required: ['type'],
-  properties: { type: { type: 'string', enum: ['text', 'image_url'] } },
-  oneOf: [textPart, imagePart],
+  properties: { type: { type: 'string', enum: ['text', 'image_url', 'file'] } },
+  oneOf: [textPart, imagePart, filePart],
 };
 
 const toolCall: JsonSchema = {
@@ -41,7 +59,7 @@ export const chatMessageSchema: JsonSchema = {
     role: { type: 'string', enum: ['system', 'developer', 'user', 'assistant', 'tool'] },
     content: {
       oneOf: [{ type: 'string', nullable: true }, { type: 'array', items: contentPart }],
-      description: 'Text, or an array of text and image_url parts; null only for assistant messages with tool calls.',
+      description: 'Text, or an array of text, image_url and file parts; null only for assistant messages with tool calls.',
     },
     name: { type: 'string' },
     tool_calls: { type: 'array', items: toolCall },

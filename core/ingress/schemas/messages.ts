@@ -1,4 +1,5 @@
 /** POST /v1/messages, per the spec's tables. Valid JSON Schema and OpenAPI 3.0 at once. */
+import { GATEWAY_FILE_ID_PATTERN } from '../../canonical/chat.ts';
 import type { JsonSchema } from '../../json-schema.ts';
 
 const str: JsonSchema = { type: 'string' };
@@ -24,6 +25,18 @@ const imageBlock: JsonSchema = {
   },
 };
 
+const documentBlock: JsonSchema = {
+  type: 'object', required: ['type', 'source'],
+  description: 'A gateway file (POST /v1/files), as the Files API names one: the gateway sends the provider its own id for it.',
+  properties: {
+    type: kind('document'),
+    source: {
+      type: 'object', required: ['type', 'file_id'],
+      properties: { type: kind('file'), file_id: { type: 'string', pattern: GATEWAY_FILE_ID_PATTERN } },
+    },
+  },
+};
+
 const toolUseBlock: JsonSchema = {
   type: 'object', required: ['type', 'id', 'name', 'input'],
   properties: { type: kind('tool_use'), id: { type: 'string', minLength: 1 }, name: { type: 'string', minLength: 1 }, input: { type: 'object' } },
@@ -39,12 +52,12 @@ const toolResultBlock: JsonSchema = {
   },
 };
 
-const BLOCK_TYPES = ['text', 'image', 'tool_use', 'tool_result'];
+const BLOCK_TYPES = ['text', 'image', 'document', 'tool_use', 'tool_result'];
 
 const contentBlock: JsonSchema = {
   type: 'object', required: ['type'],
   properties: { type: { type: 'string', enum: BLOCK_TYPES } },
-  oneOf: [textBlock, imageBlock, toolUseBlock, toolResultBlock],
+  oneOf: [textBlock, imageBlock, documentBlock, toolUseBlock, toolResultBlock],
 };
 
 export const messagesMessageSchema: JsonSchema = {
@@ -53,7 +66,7 @@ export const messagesMessageSchema: JsonSchema = {
     role: { type: 'string', enum: ['user', 'assistant'] },
     content: {
       oneOf: [str, { type: 'array', items: contentBlock }],
-      description: 'Text, or an array of blocks: text, image and tool_result (user); text and tool_use (assistant).',
+      description: 'Text, or an array of blocks: text, image, document (a gateway file) and tool_result (user); text and tool_use (assistant).',
     },
   },
 };
