@@ -1,10 +1,9 @@
 /**
  * The submit body of POST /v1/batches, checked line by line: every problem with a request line names its
- * custom_id (or its index, when it has none), so a caller with 50,000 lines finds the bad ones. Gateway file ids
- * in a line's body (`input_file_id`) become the provider's, and configured model ids their upstream names.
+ * custom_id (or its index, when it has none), so a caller with 50,000 lines finds the bad ones. A line's model is
+ * resolved as routing resolves a request's, and gateway file ids in its body (`input_file_id`) become the provider's.
  */
 import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchLine } from '../dispatch/provider-batches.ts';
-import type { GatewayConfig } from '../config/types.ts';
 import { GatewayError, validationError, type ValidationIssue } from '../errors.ts';
 import type { Queryable } from '../store/database.ts';
 import { resolveFile } from '../store/files.ts';
@@ -85,14 +84,6 @@ export function checkLines(submit: BatchSubmit): BatchLine[] {
   return lines;
 }
 
-/** The upstream model name a configured model id has at this provider; any other name goes as it is. */
-function upstreamModel(config: GatewayConfig, provider: string, model: string): string {
-  const entry = config.models.find((m) => m.id === model && m.enabled);
-  if (!entry) return model;
-  if (entry.provider === provider) return entry.upstreamModel ?? model;
-  return entry.targets?.find((t) => t.provider === provider)?.upstreamModel ?? model;
-}
-
 async function translateFileIds(value: unknown, resolve: (id: string) => Promise<string>): Promise<unknown> {
   if (Array.isArray(value)) return Promise.all(value.map((item) => translateFileIds(item, resolve)));
   if (!isObject(value)) return value;
@@ -103,26 +94,34 @@ async function translateFileIds(value: unknown, resolve: (id: string) => Promise
   return out;
 }
 
+/** A line's model as routing serves it for this caller: the configured model (after overrides) and its upstream name. */
+export type ModelResolver = (requested: string) => { modelId: string; upstreamModel: string };
+
 /**
- * Lines as the provider takes them: `input_file_id`s translated (404 NOT_FOUND, 400 FILE_PROVIDER_MISMATCH,
- * each naming the line) and model ids mapped to their upstream names.
+ * Lines as the provider takes them: the model resolved as routing would for this caller (MODEL_NOT_FOUND,
+ * MODEL_NOT_ALLOWED, or a model without a target on this provider) and sent as its upstream name,
+ * `input_file_id`s translated (404 NOT_FOUND, 400 FILE_PROVIDER_MISMATCH); every error names its line.
  */
-export async function providerLines(db: Queryable, config: GatewayConfig, tenantId: string, provider: string, lines: BatchLine[], now: number): Promise<BatchLine[]> {
+export async function providerLines(
+  db: Queryable, tenantId: string, provider: string, lines: BatchLine[], resolveModel: ModelResolver, now: number,
+): Promise<{ lines: BatchLine[]; model: string }> {
   const resolved = new Map<string, Promise<string>>();
   const out: BatchLine[] = [];
-  for (const line of lines) {
+  let first = '';
+  for (const [index, line] of lines.entries()) {
     const resolve = (id: string) => {
       if (!resolved.has(id)) resolved.set(id, resolveFile(db, tenantId, id, provider, now));
       return resolved.get(id)!;
     };
-    let body: Record<string, unknown>;
     try {
-      body = await translateFileIds(line.body, resolve) as Record<string, unknown>;
+      const model = resolveModel(line.body.model as string);
+      first ||= model.modelId;
+      const body = await translateFileIds(line.body, resolve) as Record<string, unknown>;
+      out.push({ ...line, body: { ...body, model: model.upstreamModel } });
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
-      throw new GatewayError(err.code, `${named(line.custom_id, lines.indexOf(line))}: ${err.message}`, { ...(err.details as object), custom_id: line.custom_id });
+      throw new GatewayError(err.code, `${named(line.custom_id, index)}: ${err.message}`, { ...(err.details as object), custom_id: line.custom_id });
     }
-    out.push({ ...line, body: { ...body, model: upstreamModel(config, provider, body.model as string) } });
   }
-  return out;
+  return { lines: out, model: first };
 }

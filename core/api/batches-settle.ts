@@ -53,10 +53,7 @@ export function batchSettleHandler(deps: BatchJobDeps): JobHandler {
       tenantId: batch.tenantId, organizationId: batch.organizationId, departmentId: batch.departmentId,
       callerKind: batch.callerKind, apiKeyId: batch.apiKeyId, userId: batch.userId,
       endpoint: batch.endpoint, modality: MODALITY[batch.endpoint] ?? 'chat', provider: batch.provider,
-      // The configured model prices the work; a name the configuration does not have has no price to apply.
-      requestedModel: batch.requestedModel,
-      model: deps.config.models.some((m) => m.id === batch.requestedModel && m.enabled) ? batch.requestedModel : null,
-      upstreamModel,
+      requestedModel: batch.requestedModel, model: batch.model, upstreamModel,
       usage, requests: { ...batch.requestCounts },
       status: batch.status as MeteredWork['status'],
       startedAt: batch.createdAt, endedAt: batch.completedAt ?? ctx.now(),

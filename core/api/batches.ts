@@ -4,7 +4,7 @@
  * polling (batches-poll.ts) moves its status, and settlement (batches-settle.ts) meters it once it ends.
  */
 import { cancelBatch, checkBatchEndpoint, submitBatch } from '../dispatch/batches-call.ts';
-import { validationError } from '../errors.ts';
+import { GatewayError, validationError } from '../errors.ts';
 import type { LocalEndpoint, LocalEndpointDeps } from '../ingress/endpoint.ts';
 import { jsonBodyReader } from '../ingress/body.ts';
 import { checkUrl, compileOutboundPolicy, OutboundRefusedError } from '../outbound/policy.ts';
@@ -13,7 +13,7 @@ import { batchNotFound, findBatch, insertBatch, isTerminal, listBatches, markCan
 import { pageRequest } from '../store/pagination.ts';
 import { newWebhookSecret } from '../webhooks/sign.ts';
 import { batchObject, batchTarget, pollInterval, pollJob } from './batches-common.ts';
-import { checkLines, MAX_BATCH_LINES, providerLines, submitFields } from './batches-request.ts';
+import { checkLines, MAX_BATCH_LINES, providerLines, submitFields, type ModelResolver } from './batches-request.ts';
 import { batchListSchema, batchObjectSchema, batchSubmitSchema, BATCH_BODY_LIMIT } from './batches-schemas.ts';
 
 const ROUTE = '/v1/batches';
@@ -43,6 +43,19 @@ function webhookUrl(deps: LocalEndpointDeps, url: string | null): string | null 
   }
 }
 
+/** Routing's answer for the caller, narrowed to the batch's provider: a batch goes to one provider, not a fallback. */
+function modelResolver(deps: LocalEndpointDeps, ctx: GatewayContext, provider: string): ModelResolver {
+  const policy = ctx.state.gw.caller?.policy;
+  return (requested) => {
+    const { modelId, route } = deps.routing.resolve(requested, policy);
+    const target = route.targets.find((t) => t.slug === provider);
+    if (!target) {
+      throw new GatewayError('CAPABILITY_NOT_SUPPORTED', `Model "${modelId}" is not served by ${provider}, the batch's provider`, { model: modelId, provider });
+    }
+    return { modelId, upstreamModel: target.upstreamModel };
+  };
+}
+
 function submitHandler(deps: LocalEndpointDeps): GatewayMiddleware {
   return async (ctx) => {
     const submit = submitFields(await readBody(ctx));
@@ -52,7 +65,7 @@ function submitHandler(deps: LocalEndpointDeps): GatewayMiddleware {
     const url = webhookUrl(deps, submit.webhookUrl);
     const caller = callerOf(ctx);
     const checked = checkLines(submit);
-    const lines = await providerLines(deps.db, deps.config, caller.tenantId, submit.provider, checked, deps.clock.now());
+    const { lines, model } = await providerLines(deps.db, caller.tenantId, submit.provider, checked, modelResolver(deps, ctx, submit.provider), deps.clock.now());
     const submitted = await submitBatch(deps, entry.provider, entry.target, submit.endpoint, lines, ctx.state.gw.signal);
     const secret = url === null ? null : newWebhookSecret();
     const id = newBatchId();
@@ -63,7 +76,7 @@ function submitHandler(deps: LocalEndpointDeps): GatewayMiddleware {
         const inserted = await insertBatch(tx, id, {
           ...caller, provider: submit.provider, providerBatchId: submitted.id, endpoint: submit.endpoint, status: 'validating',
           requestCounts: submitted.counts.total > 0 ? submitted.counts : { total: lines.length, completed: 0, failed: 0 },
-          metadata: submit.metadata, webhookUrl: url, webhookSecret: secret, requestedModel: checked[0]!.body.model as string,
+          metadata: submit.metadata, webhookUrl: url, webhookSecret: secret, requestedModel: checked[0]!.body.model as string, model,
         });
         await deps.jobs.enqueue(pollJob(id, firstPoll), tx);
         return inserted;

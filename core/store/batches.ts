@@ -32,6 +32,8 @@ export interface BatchRecord {
   organizationId: string | null;
   departmentId: string | null;
   requestedModel: string | null;
+  /** The configured model it resolved to, after the caller's policy overrides: its pricing prices the batch. */
+  model: string | null;
   /** ms since the epoch, or null */
   cancelRequestedAt: number | null;
   completedAt: number | null;
@@ -44,7 +46,7 @@ interface BatchRow {
   id: string; tenant_id: string; provider: string; provider_batch_id: string; endpoint: string; status: BatchState;
   request_counts: RequestCounts; metadata: Record<string, unknown> | null; output_file_id: string | null; error_file_id: string | null;
   webhook_url: string | null; webhook_secret: string | null; caller_kind: 'api_key' | 'jwt'; api_key_id: string | null;
-  user_id: string | null; organization_id: string | null; department_id: string | null; requested_model: string | null;
+  user_id: string | null; organization_id: string | null; department_id: string | null; requested_model: string | null; model: string | null;
   cancel_requested_at: Date | string | null; completed_at: Date | string | null; created_at: Date | string;
 }
 
@@ -56,7 +58,7 @@ function toRecord(row: BatchRow): BatchRecord {
     status: row.status, requestCounts: row.request_counts, metadata: row.metadata, outputFileId: row.output_file_id,
     errorFileId: row.error_file_id, webhookUrl: row.webhook_url, webhookSecret: row.webhook_secret, callerKind: row.caller_kind,
     apiKeyId: row.api_key_id, userId: row.user_id, organizationId: row.organization_id, departmentId: row.department_id,
-    requestedModel: row.requested_model, cancelRequestedAt: ms(row.cancel_requested_at), completedAt: ms(row.completed_at),
+    requestedModel: row.requested_model, model: row.model, cancelRequestedAt: ms(row.cancel_requested_at), completedAt: ms(row.completed_at),
     createdAt: ms(row.created_at)!,
   };
 }
@@ -70,11 +72,11 @@ const at = (param: number) => `to_timestamp($${param}::double precision / 1000)`
 export async function insertBatch(db: Queryable, id: string, batch: NewBatch): Promise<BatchRecord> {
   const rows = await db.query<BatchRow>(
     `INSERT INTO batches (id, tenant_id, provider, provider_batch_id, endpoint, status, request_counts, metadata, webhook_url,
-       webhook_secret, caller_kind, api_key_id, user_id, organization_id, department_id, requested_model)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`,
+       webhook_secret, caller_kind, api_key_id, user_id, organization_id, department_id, requested_model, model)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING *`,
     [id, batch.tenantId, batch.provider, batch.providerBatchId, batch.endpoint, batch.status, JSON.stringify(batch.requestCounts),
       batch.metadata === null ? null : JSON.stringify(batch.metadata), batch.webhookUrl, batch.webhookSecret, batch.callerKind,
-      batch.apiKeyId, batch.userId, batch.organizationId, batch.departmentId, batch.requestedModel],
+      batch.apiKeyId, batch.userId, batch.organizationId, batch.departmentId, batch.requestedModel, batch.model],
   );
   return toRecord(rows[0]!);
 }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { batchesConfig, startFakeBatchApis, TALLY_FILES, type FakeBatchApis } from '../fakes/batches.ts';
-import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { ADMIN_TOKEN, postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const line = (custom_id: unknown, fields: Record<string, unknown> = {}) => ({
   custom_id, method: 'POST', url: '/v1/chat/completions', body: { model: 'small', messages: [{ role: 'user', content: 'hi' }] }, ...fields,
@@ -98,6 +98,30 @@ describe('/v1/batches refusals and file ids', () => {
     const missing = await submit({ provider: 'openai', endpoint: '/v1/chat/completions', requests: [line('f-3', { body: { model: 'small', input_file_id: 'file-00000000-0000-0000-0000-000000000000' } })] });
     assert.deepEqual([missing.status, missing.body.error.code, missing.body.error.details.custom_id], [404, 'NOT_FOUND', 'f-3']);
     assert.equal(upstreamCalls(), before);
+  });
+
+  test('a line\'s model resolves as routing resolves it for the caller, errors naming the line', async () => {
+    const before = upstreamCalls();
+    const unknown = await submit({ provider: 'openai', endpoint: '/v1/chat/completions', requests: [line('m-1'), line('m-2', { body: { model: 'gpt-nope', messages: [] } })] });
+    assert.deepEqual([unknown.status, unknown.body.error.code, unknown.body.error.details.custom_id], [404, 'MODEL_NOT_FOUND', 'm-2']);
+    assert.match(unknown.body.error.message, /^request "m-2": Model "gpt-nope" is not configured/);
+    const elsewhere = await submit({ provider: 'openai', endpoint: '/v1/chat/completions', requests: [line('m-3', { body: { model: 'claude', messages: [] } })] });
+    assert.deepEqual([elsewhere.status, elsewhere.body.error.code], [400, 'CAPABILITY_NOT_SUPPORTED']);
+    assert.match(elsewhere.body.error.message, /^request "m-3": Model "claude" is not served by openai/);
+
+    const admin = (method: string, path: string, body: unknown) => fetch(`${gw.url}/admin/v1${path}`, {
+      method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    }).then(async (r) => (await r.json()) as { id: string });
+    const org = await admin('POST', '/organizations', { name: 'Batchers' });
+    await admin('PUT', `/organizations/${org.id}/policy`, { models: ['small'], modelOverrides: { cheap: 'small' } });
+    const orgKey = await gw.createKey({ organizationId: org.id, scopes: { capabilities: ['batch'] } });
+    const asOrg = (body: unknown) => postJson(`${gw.url}/v1/batches`, body, { authorization: `Bearer ${orgKey}` });
+    const refused = await asOrg({ provider: 'anthropic', endpoint: '/v1/messages', requests: [{ custom_id: 'p-1', method: 'POST', url: '/v1/messages', body: { model: 'claude', max_tokens: 5, messages: [] } }] });
+    assert.deepEqual([refused.status, refused.body.error.code, refused.body.error.details.custom_id], [403, 'MODEL_NOT_ALLOWED', 'p-1']);
+    assert.equal(upstreamCalls(), before);
+    const overridden = await asOrg({ provider: 'openai', endpoint: '/v1/chat/completions', requests: [line('p-2', { body: { model: 'cheap', messages: [] } })] });
+    assert.equal(overridden.status, 200, JSON.stringify(overridden.body));
+    assert.equal(fake.batches.get(overridden.body.provider_batch_id)!.lines[0]!.body.model, 'gpt-4o-mini', 'the override\'s model, by its upstream name');
   });
 
   test('without the batch capability: 403', async () => {

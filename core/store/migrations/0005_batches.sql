@@ -20,8 +20,9 @@ CREATE TABLE batches (
   user_id text,
   organization_id text,
   department_id text,
-  -- The model the request lines named (the first line's), for settlement.
+  -- For settlement: the model the first request line named, and the configured model it resolved to.
   requested_model text,
+  model text,
   cancel_requested_at timestamptz,
   completed_at timestamptz,
   created_at timestamptz NOT NULL DEFAULT now()
