@@ -116,10 +116,15 @@ export async function providerLines(
     try {
       const model = resolveModel(line.body.model as string);
       first ||= model.modelId;
+      // The batch is metered and priced as one piece of work, at one model's prices (OpenAI allows no other).
+      if (model.modelId !== first) {
+        throw validationError([{ path: `/requests/${index}/body/model`, message: `${named(line.custom_id, index)}: model "${model.modelId}" differs from the batch's model "${first}"; a batch runs one model` }]);
+      }
       const body = await translateFileIds(line.body, resolve) as Record<string, unknown>;
       out.push({ ...line, body: { ...body, model: model.upstreamModel } });
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
+      if (err.code === 'VALIDATION_ERROR') throw err;
       throw new GatewayError(err.code, `${named(line.custom_id, index)}: ${err.message}`, { ...(err.details as object), custom_id: line.custom_id });
     }
   }

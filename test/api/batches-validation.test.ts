@@ -109,6 +109,10 @@ describe('/v1/batches refusals and file ids', () => {
     assert.deepEqual([elsewhere.status, elsewhere.body.error.code], [400, 'CAPABILITY_NOT_SUPPORTED']);
     assert.match(elsewhere.body.error.message, /^request "m-3": Model "claude" is not served by openai/);
 
+    const mixed = await submit({ provider: 'openai', endpoint: '/v1/chat/completions', requests: [line('m-4'), line('m-5', { body: { model: 'other', messages: [] } })] });
+    assert.deepEqual([mixed.status, mixed.body.error.details[0].path], [400, '/requests/1/body/model']);
+    assert.match(mixed.body.error.details[0].message, /^request "m-5": model "other" differs from the batch's model "small"/);
+
     const admin = (method: string, path: string, body: unknown) => fetch(`${gw.url}/admin/v1${path}`, {
       method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
     }).then(async (r) => (await r.json()) as { id: string });

@@ -242,6 +242,8 @@ models:
   - id: small
     provider: openai
     upstreamModel: gpt-4o-mini
+  - id: other
+    provider: openai
   - id: claude
     provider: anthropic
     upstreamModel: claude-haiku
