@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { adminRouter } from './api/admin/index.ts';
+import { registerBatchJobs } from './api/batches-jobs.ts';
 import { registerFileJobs } from './api/files-expiry.ts';
 import { healthRouter } from './api/health.ts';
 import { UpgradedSockets } from './api/proxy-upgrade.ts';
@@ -175,6 +176,10 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     routing, providers: loaded.providers, upstream, breakers, retry: config.routing,
     io, db, now: clock.now,
     gatewayTools: new Map(),
+  });
+  registerBatchJobs(jobs, {
+    config, db, providers: loaded.providers, call: { upstream, breakers, io }, jobs, now: clock.now, logger,
+    meterWork,
   });
   const extraEndpoints = pluginEndpoints(loaded.plugins.list(), pluginServices, shared);
   const extraAdminRoutes = pluginAdminRoutes(loaded.plugins.list(), pluginServices, shared);

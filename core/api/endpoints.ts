@@ -1,4 +1,5 @@
 /** Every data-plane endpoint the gateway serves, one line each; pipelines attach to these paths. */
+import { batchesEndpoints } from './batches.ts';
 import { filesEndpoints } from './files.ts';
 import { modelsEndpoint } from './models.ts';
 import { proxyEndpoints } from './proxy.ts';
@@ -9,7 +10,7 @@ import type { EndpointDefinition } from '../ingress/endpoint.ts';
 import { messagesEndpoint } from '../ingress/messages.ts';
 import { rerankEndpoint } from '../ingress/rerank.ts';
 
-export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, modelsEndpoint, ...filesEndpoints, ...proxyEndpoints];
+export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...proxyEndpoints];
 
 /** The route names pipelines.yaml may list (the passthrough's several methods share `/proxy`). */
 export const endpointPaths = (): string[] => [...new Set(endpoints.map((e) => e.path))];

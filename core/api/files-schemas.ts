@@ -11,7 +11,7 @@ export const fileObjectSchema: JsonSchema = {
     created_at: { type: 'integer', description: 'Unix seconds.' },
     expires_at: { type: 'integer', nullable: true, description: 'Unix seconds: the earlier of expires_in_seconds and the provider\'s own expiry; null when neither applies.' },
     filename: { type: 'string' },
-    purpose: { type: 'string', enum: [...FILE_PURPOSES] },
+    purpose: { type: 'string', enum: [...FILE_PURPOSES, 'batch_output'], description: 'batch_output: a batch\'s results, registered by the gateway when the batch ended.' },
     status: { type: 'string', enum: ['processed'] },
     provider: { type: 'string', description: 'The provider slug the file was uploaded to.' },
     metadata: { type: 'object', nullable: true },

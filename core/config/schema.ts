@@ -164,6 +164,23 @@ const webhooksSchema: JsonSchema = {
   },
 };
 
+const batchesSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, default: {},
+  description: 'Batches submitted through /v1/batches: how often the gateway asks the provider for their status.',
+  properties: {
+    pollIntervalMs: {
+      type: 'object', default: {},
+      description: 'Delay between two status polls of one batch, per provider family (the provider\'s `family`); `default` is every other family.',
+      properties: {
+        openai: positiveMs('OpenAI\'s Batch API.', 30000),
+        anthropic: positiveMs('Anthropic\'s Message Batches API.', 30000),
+        default: positiveMs('Every other provider family.', 60000),
+      },
+      additionalProperties: { type: 'integer', minimum: 1, description: 'The family\'s poll interval in ms.' },
+    },
+  },
+};
+
 const modelTargetSchema: JsonSchema = {
   type: 'object', additionalProperties: false, required: ['provider'],
   properties: {
@@ -237,6 +254,7 @@ export function buildConfigSchema(plugins: SchemaContributor[], providers: Schem
       files: filesSchema,
       outbound: outboundSchema,
       webhooks: webhooksSchema,
+      batches: batchesSchema,
       providers: {
         type: 'object', default: {}, [ENTITY_KEYWORD]: 'provider',
         description: 'Provider slug -> connection settings.',

@@ -102,6 +102,11 @@ export interface WebhooksConfig {
   backoffMs: number;
 }
 
+/** Batches (core/api/batches*.ts): status polls per provider family, in ms; `default` for the families not named. */
+export interface BatchesConfig {
+  pollIntervalMs: { openai: number; anthropic: number; default: number; [family: string]: number };
+}
+
 export interface ProviderConfig {
   baseUrl?: string;
   apiKey?: string;
@@ -157,6 +162,7 @@ export interface GatewayConfig {
   files: FilesConfig;
   outbound: OutboundConfig;
   webhooks: WebhooksConfig;
+  batches: BatchesConfig;
   providers: Record<string, ProviderConfig>;
   models: ModelConfig[];
   pipelines: PipelineConfig[];

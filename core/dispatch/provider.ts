@@ -9,8 +9,10 @@ import type { EmbeddingsRequest, EmbeddingsResult } from '../canonical/embedding
 import type { RerankRequest, RerankResult } from '../canonical/rerank.ts';
 import type { GatewayError } from '../errors.ts';
 import type { StreamEvent, StreamFormat } from '../streaming/events.ts';
+import type { BatchesTranslator } from './provider-batches.ts';
 import type { FilesTranslator } from './provider-files.ts';
 
+export type { BatchCounts, BatchEndpoint, BatchesTranslator, BatchLine, BatchResultLine, BatchStatus, BatchSubmitPlan, ProviderBatch } from './provider-batches.ts';
 export type { FilePurpose, FilesTranslator, FileUploadInfo, FileUploadPlan, UploadedFile } from './provider-files.ts';
 
 /** Everything a translator needs to know about where a request goes. */
@@ -145,6 +147,8 @@ export interface ProviderCapabilities {
   video?: ModalityCapability;
   /** A files API the gateway's /v1/files uploads to (the `files` translator). */
   files?: ModalityCapability;
+  /** A batch API (the `batches` translator): `submit` false for one whose status the gateway polls only. */
+  batch?: { submit: boolean };
 }
 
 /** I/O a provider may do to authorize a request (token exchange); everything else is the dispatcher's. */
@@ -184,6 +188,7 @@ export interface ProviderDefinition {
   embeddings?: EmbeddingsTranslator;
   rerank?: RerankTranslator;
   files?: FilesTranslator;
+  batches?: BatchesTranslator;
   /**
    * Makes a built request acceptable to the upstream: request signing (SigV4) or a token from an exchange (IAM,
    * OAuth). Runs for every request, follow-ups included, inside the upstream's breaker.
@@ -258,6 +263,12 @@ export function providerProblems(value: unknown): string[] {
     const f = d.files;
     if (!f || typeof f.upload !== 'function' || typeof f.fromUpload !== 'function' || typeof f.delete !== 'function') {
       problems.push(`provider ${d.slug}: declares files but has no files translator (upload, fromUpload, delete)`);
+    }
+  }
+  if (d.capabilities?.batch) {
+    const b = d.batches;
+    if (!b || !Array.isArray(b.endpoints) || typeof b.submit !== 'function' || typeof b.status !== 'function' || typeof b.cancel !== 'function' || typeof b.fromBatch !== 'function' || typeof b.results !== 'function' || typeof b.resultLine !== 'function') {
+      problems.push(`provider ${d.slug}: declares batch but has no batches translator (endpoints, submit, status, cancel, fromBatch, results, resultLine)`);
     }
   }
   if (d.authorize !== undefined && typeof d.authorize !== 'function') problems.push(`provider ${d.slug}: authorize must be a function`);

@@ -4,6 +4,7 @@
  */
 export { defineProvider, PROVIDER_API_VERSION } from '../dispatch/provider.ts';
 export type {
+  BatchCounts, BatchEndpoint, BatchesTranslator, BatchLine, BatchResultLine, BatchStatus, BatchSubmitPlan, ProviderBatch,
   BuiltInToolName, ChatCapability, ChatStreamDecoder, ChatTranslator, CompletionTranslator, EmbeddingsTranslator,
   FilePurpose, FilesTranslator, FileUploadInfo, FileUploadPlan, UploadedFile,
   ModalityCapability, ProviderCapabilities, ProviderDefinition, ProviderIO, ProviderTarget, RerankTranslator,

@@ -4,6 +4,7 @@
  * `anthropic_version`), read answers with parseMessagesResponse and streams with createMessagesStreamDecoder.
  */
 import { defineProvider } from '../../core/dispatch/provider.ts';
+import { anthropicBatches } from './batches.ts';
 import { ANTHROPIC_VERSION, anthropicChat, anthropicHeaders } from './chat.ts';
 import { anthropicErrorFromBody } from './errors.ts';
 import { anthropicFiles } from './files.ts';
@@ -33,9 +34,12 @@ export default defineProvider({
     chat: { stream: true, tools: true, vision: true, n: false, files: true, builtInTools: ['web_search', 'code_execution', 'computer_use'] },
     // The Files API (beta files-api-2025-04-14).
     files: {},
+    // The Message Batches API: /v1/messages bodies only.
+    batch: { submit: true },
   },
   chat: anthropicChat,
   files: anthropicFiles,
+  batches: anthropicBatches,
   passthroughHeaders: (target) => anthropicHeaders(target, []),
   mapError: (status, body, target) => anthropicErrorFromBody(target, status, body),
 });

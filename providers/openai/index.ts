@@ -1,4 +1,5 @@
 import { defineProvider } from '../../core/dispatch/provider.ts';
+import { openaiBatches } from './batches.ts';
 import { openaiChat, openaiHeaders } from './chat.ts';
 import { openaiCompletion } from './completion.ts';
 import { openaiEmbeddings } from './embeddings.ts';
@@ -23,11 +24,13 @@ export default defineProvider({
     completion: { stream: true },
     embeddings: {},
     files: {},
+    batch: { submit: true },
   },
   chat: openaiChat,
   completion: openaiCompletion,
   embeddings: openaiEmbeddings,
   files: openaiFiles,
+  batches: openaiBatches,
   passthroughHeaders: openaiHeaders,
   mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
 });

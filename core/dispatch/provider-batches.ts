@@ -1,0 +1,72 @@
+/**
+ * The batches part of the provider contract: how a provider's batch API takes a gateway batch, reports its
+ * status, is cancelled, and hands back its results. Translators build requests and read answers only; the core
+ * (core/dispatch/batches-call.ts) does the I/O, uploads input files through the files translator, and streams
+ * result lines without holding them whole.
+ */
+import type { Usage } from '../canonical/chat.ts';
+import type { ProviderTarget, UpstreamRequest } from './provider.ts';
+
+/** The endpoints a gateway batch may target (spec: Batches). */
+export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/messages', '/v1/embeddings', '/v1/completions'] as const;
+export type BatchEndpoint = (typeof BATCH_ENDPOINTS)[number];
+
+/** The spec's batch statuses; the last four are terminal. */
+export type BatchStatus = 'validating' | 'in_progress' | 'completed' | 'failed' | 'cancelled' | 'expired';
+export const TERMINAL_BATCH_STATUSES: readonly BatchStatus[] = ['completed', 'failed', 'cancelled', 'expired'];
+
+/** One request of a batch, as the caller sent it (file ids already translated to the provider's). */
+export interface BatchLine {
+  custom_id: string;
+  method: 'POST';
+  url: string;
+  body: Record<string, unknown>;
+}
+
+export interface BatchCounts { total: number; completed: number; failed: number }
+
+/** The provider's batch, read from its answer to a submit, a status request or a cancel. */
+export interface ProviderBatch {
+  id: string;
+  /** Mapped to the spec's statuses by the translator. */
+  status: BatchStatus;
+  counts: BatchCounts;
+  /** The provider's ids of the output and error files, for providers whose results are files. */
+  outputFileId: string | null;
+  errorFileId: string | null;
+}
+
+/**
+ * How a batch is submitted:
+ * - `file`: the lines go up as a JSONL file through the provider's files translator (purpose `batch`), then
+ *   `create(inputFileId)` is sent.
+ * - `direct`: one request carries the lines.
+ */
+export type BatchSubmitPlan =
+  | { kind: 'file'; filename: string; jsonl: string; create(inputFileId: string): UpstreamRequest }
+  | { kind: 'direct'; request: UpstreamRequest };
+
+/** What one result line says, for settlement. */
+export interface BatchResultLine {
+  ok: boolean;
+  /** The model the provider answered with, when the line names one. */
+  model: string | null;
+  usage: Usage | null;
+}
+
+export interface BatchesTranslator {
+  /** The gateway endpoints this provider's batch API takes; another is 400 CAPABILITY_NOT_SUPPORTED. */
+  endpoints: readonly BatchEndpoint[];
+  submit(endpoint: BatchEndpoint, lines: readonly BatchLine[], target: ProviderTarget): BatchSubmitPlan;
+  status(providerBatchId: string, target: ProviderTarget): UpstreamRequest;
+  cancel(providerBatchId: string, target: ProviderTarget): UpstreamRequest;
+  /** A submit, status or cancel answer (JSON) -> the provider's batch. Throws when it names none. */
+  fromBatch(body: unknown, target: ProviderTarget): ProviderBatch;
+  /** GET of a finished batch's results as JSONL: its output file, or the provider's results endpoint. */
+  results(batch: ProviderBatch, target: ProviderTarget): UpstreamRequest | null;
+  /** GET of a result file's metadata, for registering it as a gateway file; absent when results are no file. */
+  fileInfo?(providerFileId: string, target: ProviderTarget): UpstreamRequest;
+  fromFileInfo?(body: unknown, target: ProviderTarget): { bytes: number; filename: string };
+  /** One JSONL result line (parsed) -> whether it succeeded and the usage it reports. */
+  resultLine(line: unknown): BatchResultLine;
+}
