@@ -180,6 +180,26 @@ describe('/v1/batches', () => {
     }
   });
 
+  test('a webhook receiver that answers 500 three times, then 200: four deliveries, numbered .1 to .4, each signed afresh', async () => {
+    const flaky = await startReceiver((n) => (n < 3 ? 500 : 200));
+    try {
+      const batch = (await submit({ provider: 'openai', endpoint: '/v1/chat/completions', requests: [chatLine('r-1')], completion_webhook_url: flaky.url })).body;
+      fake.set(batch.provider_batch_id, 'completed');
+      await eventually(async () => assert.equal(flaky.received.length, 4), 10_000, 10);
+      const verify = await docVerifier();
+      assert.deepEqual(flaky.received.map((r) => r.headers['x-gateway-delivery']), [1, 2, 3, 4].map((n) => `${batch.id}.${n}`));
+      for (const delivery of flaky.received) {
+        assert.ok(verify(batch.webhook_secret, String(delivery.headers['x-gateway-signature']), delivery.body), 'every attempt verifies');
+        assert.equal(JSON.parse(delivery.body).batch_id, batch.id);
+      }
+      assert.ok(new Set(flaky.received.map((r) => r.body)).size === 1, 'the same payload each time');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(flaky.received.length, 4, 'a 2xx ends the deliveries');
+    } finally {
+      await flaky.close();
+    }
+  });
+
   test('list: the tenant\'s batches, oldest first, with a cursor; an unknown id is 404', async () => {
     const first = (await get('/v1/batches?limit=1')).body;
     assert.deepEqual([first.object, first.data.length, first.has_more], ['list', 1, true]);
