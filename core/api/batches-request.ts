@@ -17,7 +17,9 @@ const MAX_METADATA_BYTES = 16 * 1024;
 export interface BatchSubmit {
   provider: string;
   endpoint: BatchEndpoint;
-  requests: unknown[];
+  /** Exactly one of the two: the lines of a batch to submit, or the provider's id of a batch to register. */
+  requests: unknown[] | null;
+  providerBatchId: string | null;
   webhookUrl: string | null;
   metadata: Record<string, unknown> | null;
 }
@@ -28,12 +30,19 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 export function submitFields(body: unknown): BatchSubmit {
   if (!isObject(body)) throw validationError([{ path: '', message: 'must be an object' }]);
   const issues: ValidationIssue[] = [];
-  const known = new Set(['provider', 'endpoint', 'requests', 'completion_webhook_url', 'metadata']);
+  const known = new Set(['provider', 'endpoint', 'requests', 'provider_batch_id', 'completion_webhook_url', 'metadata']);
   for (const name of Object.keys(body)) if (!known.has(name)) issues.push({ path: `/${name}`, message: 'is not a field of a batch submission' });
   if (typeof body.provider !== 'string' || body.provider === '') issues.push({ path: '/provider', message: 'must be a provider slug' });
   if (!(BATCH_ENDPOINTS as readonly unknown[]).includes(body.endpoint)) issues.push({ path: '/endpoint', message: `must be one of ${BATCH_ENDPOINTS.join(', ')}` });
   const requests = body.requests;
-  if (!Array.isArray(requests) || requests.length < 1 || requests.length > MAX_BATCH_LINES) {
+  const providerBatchId = body.provider_batch_id;
+  if ((requests === undefined) === (providerBatchId === undefined)) {
+    issues.push({ path: '', message: 'must have exactly one of requests (a batch to submit) and provider_batch_id (a provider batch to register)' });
+  } else if (providerBatchId !== undefined) {
+    if (typeof providerBatchId !== 'string' || providerBatchId === '' || providerBatchId.length > MAX_CUSTOM_ID) {
+      issues.push({ path: '/provider_batch_id', message: `must be the provider's batch id, 1 to ${MAX_CUSTOM_ID} characters` });
+    }
+  } else if (!Array.isArray(requests) || requests.length < 1 || requests.length > MAX_BATCH_LINES) {
     issues.push({ path: '/requests', message: `must be an array of 1 to ${MAX_BATCH_LINES} request lines` });
   }
   const url = body.completion_webhook_url;
@@ -45,7 +54,8 @@ export function submitFields(body: unknown): BatchSubmit {
   }
   if (issues.length > 0) throw validationError(issues);
   return {
-    provider: body.provider as string, endpoint: body.endpoint as BatchEndpoint, requests: requests as unknown[],
+    provider: body.provider as string, endpoint: body.endpoint as BatchEndpoint,
+    requests: Array.isArray(requests) ? requests : null, providerBatchId: typeof providerBatchId === 'string' ? providerBatchId : null,
     webhookUrl: typeof url === 'string' ? url : null, metadata: (metadata ?? null) as Record<string, unknown> | null,
   };
 }
@@ -53,7 +63,7 @@ export function submitFields(body: unknown): BatchSubmit {
 const named = (customId: string | null, index: number) => (customId === null ? `request line ${index}` : `request ${JSON.stringify(customId)}`);
 
 /** The lines' shape, each problem naming its line; the valid lines come back typed. */
-export function checkLines(submit: BatchSubmit): BatchLine[] {
+export function checkLines(submit: BatchSubmit & { requests: unknown[] }): BatchLine[] {
   const issues: ValidationIssue[] = [];
   const seen = new Map<string, number>();
   const lines: BatchLine[] = [];

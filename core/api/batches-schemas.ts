@@ -42,9 +42,11 @@ export const batchListSchema: JsonSchema = {
 };
 
 export const batchSubmitSchema: JsonSchema = {
-  type: 'object', required: ['provider', 'endpoint', 'requests'],
+  type: 'object', required: ['provider', 'endpoint'],
+  description: 'Exactly one of requests (a batch to submit) and provider_batch_id (a batch made on the provider, registered for polling).',
   properties: {
-    provider: { type: 'string', description: 'A provider slug whose provider submits batches (openai, anthropic).' },
+    provider: { type: 'string', description: 'A provider slug: openai or anthropic to submit to; those, azure-openai or gemini to register a batch of.' },
+    provider_batch_id: { type: 'string', description: 'The provider\'s id of a batch made outside the gateway (gemini: its name, batches/...): the gateway polls it from now on.' },
     endpoint: { type: 'string', enum: [...BATCH_ENDPOINTS] },
     requests: {
       type: 'array', minItems: 1, maxItems: 50000,

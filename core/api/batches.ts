@@ -7,41 +7,20 @@ import { cancelBatch, checkBatchEndpoint, submitBatch } from '../dispatch/batche
 import { GatewayError, validationError } from '../errors.ts';
 import type { LocalEndpoint, LocalEndpointDeps } from '../ingress/endpoint.ts';
 import { jsonBodyReader } from '../ingress/body.ts';
-import { checkUrl, compileOutboundPolicy, OutboundRefusedError } from '../outbound/policy.ts';
 import type { GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
 import { batchNotFound, findBatch, insertBatch, isTerminal, listBatches, markCancelRequested, newBatchId } from '../store/batches.ts';
 import { pageRequest } from '../store/pagination.ts';
 import { newWebhookSecret } from '../webhooks/sign.ts';
+import { callerOf, webhookUrl } from './batches-caller.ts';
 import { batchObject, batchTarget, pollInterval, pollJob } from './batches-common.ts';
+import { registerBatch } from './batches-register.ts';
 import { checkLines, MAX_BATCH_LINES, providerLines, submitFields, type ModelResolver } from './batches-request.ts';
 import { batchListSchema, batchObjectSchema, batchSubmitSchema, BATCH_BODY_LIMIT } from './batches-schemas.ts';
 
 const ROUTE = '/v1/batches';
 const readBody = jsonBodyReader(BATCH_BODY_LIMIT);
 
-function callerOf(ctx: GatewayContext) {
-  const caller = ctx.state.gw.caller;
-  return {
-    tenantId: caller?.tenantId ?? 'default',
-    callerKind: caller?.kind ?? 'api_key',
-    apiKeyId: caller?.kind === 'api_key' ? caller.id : null,
-    userId: caller?.kind === 'jwt' ? caller.id : null,
-    organizationId: caller?.organizationId ?? null,
-    departmentId: caller?.departmentId ?? null,
-  };
-}
-
 const idOf = (ctx: GatewayContext) => (ctx as GatewayContext & { params: { id: string } }).params.id;
-
-function webhookUrl(deps: LocalEndpointDeps, url: string | null): string | null {
-  if (url === null) return null;
-  try {
-    return checkUrl(url, compileOutboundPolicy(deps.config.outbound)).href;
-  } catch (err) {
-    if (err instanceof OutboundRefusedError) throw validationError([{ path: '/completion_webhook_url', message: `is refused: ${err.reason}` }]);
-    throw err;
-  }
-}
 
 /** Routing's answer for the caller, narrowed to the batch's provider: a batch goes to one provider, not a fallback. */
 function modelResolver(deps: LocalEndpointDeps, ctx: GatewayContext, provider: string): ModelResolver {
@@ -61,10 +40,11 @@ function submitHandler(deps: LocalEndpointDeps): GatewayMiddleware {
     const submit = submitFields(await readBody(ctx));
     const entry = batchTarget(deps, deps.config, deps.providers, submit.provider);
     if (!entry) throw validationError([{ path: '/provider', message: `no provider "${submit.provider}" is configured and enabled` }]);
+    if (submit.requests === null) return void (ctx.body = await registerBatch(deps, ctx, entry, submit, submit.providerBatchId!));
     checkBatchEndpoint(entry.provider, submit.endpoint);
     const url = webhookUrl(deps, submit.webhookUrl);
     const caller = callerOf(ctx);
-    const checked = checkLines(submit);
+    const checked = checkLines({ ...submit, requests: submit.requests });
     const { lines, model } = await providerLines(deps.db, caller.tenantId, submit.provider, checked, modelResolver(deps, ctx, submit.provider), deps.clock.now());
     const submitted = await submitBatch(deps, entry.provider, entry.target, submit.endpoint, lines, ctx.state.gw.signal);
     const secret = url === null ? null : newWebhookSecret();
@@ -125,8 +105,8 @@ const byId = { ...base, routePattern: `${ROUTE}/:id` } as const;
 export const batchesEndpoints: readonly LocalEndpoint[] = [
   {
     ...base, method: 'POST',
-    summary: 'Submit a batch of requests to a provider\'s batch API.',
-    description: `provider (openai or anthropic), endpoint, requests (1 to ${MAX_BATCH_LINES} lines {custom_id, method: POST, url: the endpoint, body}; every problem names its line's custom_id), optionally completion_webhook_url and metadata. input_file_id values in a line's body are gateway file ids, sent as the provider's. The answer is the Batch, status validating, and webhook_secret once when a webhook URL was given.`,
+    summary: 'Submit a batch of requests to a provider\'s batch API, or register one made on the provider for polling.',
+    description: `provider (openai or anthropic), endpoint, requests (1 to ${MAX_BATCH_LINES} lines {custom_id, method: POST, url: the endpoint, body}; every problem names its line's custom_id), optionally completion_webhook_url and metadata. input_file_id values in a line's body are gateway file ids, sent as the provider's. The answer is the Batch, status validating, and webhook_secret once when a webhook URL was given. With provider_batch_id instead of requests (openai, anthropic, azure-openai, gemini) the provider's batch is fetched once (404 NOT_FOUND when it has none) and recorded for polling; a provider batch the tenant already has answers its record, without the secret.`,
     bodyLimitBytes: BATCH_BODY_LIMIT,
     requestSchema: batchSubmitSchema,
     responses: { '200': { description: 'The new Batch.', schema: batchObjectSchema } },

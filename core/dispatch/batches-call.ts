@@ -13,15 +13,18 @@ import type { ProviderDefinition, ProviderTarget } from './provider.ts';
 /** The provider's batches translator, or 400 CAPABILITY_NOT_SUPPORTED before any I/O. */
 export function batchesTranslatorFor(provider: ProviderDefinition, submitting: boolean): BatchesTranslator {
   const batch = provider.capabilities.batch;
-  if (!batch || !provider.batches || (submitting && !batch.submit)) {
-    throw unsupported(provider.slug, 'batch submission (it has no batch API the gateway submits to)', { capability: 'batch' });
+  if (!batch || !provider.batches) {
+    throw unsupported(provider.slug, 'batches (it has no batch API the gateway submits to or polls)', { capability: 'batch' });
+  }
+  if (submitting && (!batch.submit || !provider.batches.submit)) {
+    throw unsupported(provider.slug, 'batch submission (the gateway polls its batches only: register one by provider_batch_id)', { capability: 'batch' });
   }
   return provider.batches;
 }
 
 /** The endpoint is one this provider's batch API takes, or 400 CAPABILITY_NOT_SUPPORTED. */
-export function checkBatchEndpoint(provider: ProviderDefinition, endpoint: BatchEndpoint): void {
-  const translator = batchesTranslatorFor(provider, true);
+export function checkBatchEndpoint(provider: ProviderDefinition, endpoint: BatchEndpoint, submitting = true): void {
+  const translator = batchesTranslatorFor(provider, submitting);
   if (!translator.endpoints.includes(endpoint)) {
     throw unsupported(provider.slug, `batches of ${endpoint} (it takes ${translator.endpoints.join(', ')})`, { capability: 'batch', endpoint });
   }
@@ -36,7 +39,7 @@ export async function submitBatch(
   deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, endpoint: BatchEndpoint, lines: readonly BatchLine[], signal: AbortSignal,
 ): Promise<ProviderBatch> {
   const translator = batchesTranslatorFor(provider, true);
-  const plan = translator.submit(endpoint, lines, target);
+  const plan = translator.submit!(endpoint, lines, target);
   if (plan.kind === 'direct') return translator.fromBatch(await exchangeJson(deps, provider, target, plan.request, signal), target);
   const bytes = Buffer.from(plan.jsonl, 'utf8');
   const input = await uploadFile(deps, provider, target, { filename: plan.filename, mimeType: 'application/jsonl', purpose: 'batch', bytes: bytes.length },
@@ -55,9 +58,10 @@ export async function batchStatus(deps: CallDeps, provider: ProviderDefinition, 
   return translator.fromBatch(await exchangeJson(deps, provider, target, translator.status(providerBatchId, target), signal), target);
 }
 
-export async function cancelBatch(deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, providerBatchId: string, signal: AbortSignal): Promise<ProviderBatch> {
+/** Requests the cancel; polling reads what became of the batch. */
+export async function cancelBatch(deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, providerBatchId: string, signal: AbortSignal): Promise<void> {
   const translator = batchesTranslatorFor(provider, false);
-  return translator.fromBatch(await exchangeJson(deps, provider, target, translator.cancel(providerBatchId, target), signal), target);
+  await exchangeJson(deps, provider, target, translator.cancel(providerBatchId, target), signal);
 }
 
 /** A result file's size and name, for its registry entry; null for a provider whose results are no file. */

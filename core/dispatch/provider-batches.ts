@@ -57,10 +57,12 @@ export interface BatchResultLine {
 export interface BatchesTranslator {
   /** The gateway endpoints this provider's batch API takes; another is 400 CAPABILITY_NOT_SUPPORTED. */
   endpoints: readonly BatchEndpoint[];
-  submit(endpoint: BatchEndpoint, lines: readonly BatchLine[], target: ProviderTarget): BatchSubmitPlan;
+  /** Absent for a provider whose batches the gateway polls only (capability `batch: {submit: false}`). */
+  submit?(endpoint: BatchEndpoint, lines: readonly BatchLine[], target: ProviderTarget): BatchSubmitPlan;
   status(providerBatchId: string, target: ProviderTarget): UpstreamRequest;
+  /** Its answer is not read: some providers answer a cancel with an empty object. */
   cancel(providerBatchId: string, target: ProviderTarget): UpstreamRequest;
-  /** A submit, status or cancel answer (JSON) -> the provider's batch. Throws when it names none. */
+  /** A submit or status answer (JSON) -> the provider's batch. Throws when it names none. */
   fromBatch(body: unknown, target: ProviderTarget): ProviderBatch;
   /** GET of a finished batch's results as JSONL: its output file, or the provider's results endpoint. */
   results(batch: ProviderBatch, target: ProviderTarget): UpstreamRequest | null;

@@ -267,8 +267,9 @@ export function providerProblems(value: unknown): string[] {
   }
   if (d.capabilities?.batch) {
     const b = d.batches;
-    if (!b || !Array.isArray(b.endpoints) || typeof b.submit !== 'function' || typeof b.status !== 'function' || typeof b.cancel !== 'function' || typeof b.fromBatch !== 'function' || typeof b.results !== 'function' || typeof b.resultLine !== 'function') {
-      problems.push(`provider ${d.slug}: declares batch but has no batches translator (endpoints, submit, status, cancel, fromBatch, results, resultLine)`);
+    const submits = d.capabilities.batch.submit;
+    if (!b || !Array.isArray(b.endpoints) || (submits && typeof b.submit !== 'function') || typeof b.status !== 'function' || typeof b.cancel !== 'function' || typeof b.fromBatch !== 'function' || typeof b.results !== 'function' || typeof b.resultLine !== 'function') {
+      problems.push(`provider ${d.slug}: declares batch but has no batches translator (endpoints, submit when it submits, status, cancel, fromBatch, results, resultLine)`);
     }
   }
   if (d.authorize !== undefined && typeof d.authorize !== 'function') problems.push(`provider ${d.slug}: authorize must be a function`);

@@ -89,6 +89,14 @@ export async function findBatch(db: Queryable, tenantId: string | null, id: stri
   return rows[0] ? toRecord(rows[0]) : null;
 }
 
+/** The tenant's record of a provider's batch, when one was submitted or registered through the gateway. */
+export async function findByProviderBatch(db: Queryable, tenantId: string, provider: string, providerBatchId: string): Promise<BatchRecord | null> {
+  const rows = await db.query<BatchRow>(
+    'SELECT * FROM batches WHERE tenant_id = $1 AND provider = $2 AND provider_batch_id = $3 ORDER BY created_at LIMIT 1', [tenantId, provider, providerBatchId],
+  );
+  return rows[0] ? toRecord(rows[0]) : null;
+}
+
 export function listBatches<T>(db: Queryable, tenantId: string, page: PageRequest, toItem: (batch: BatchRecord) => T): Promise<Page<T>> {
   return listPage<BatchRow, T>(db, { table: 'batches', where: ['tenant_id = $1'], params: [tenantId], page, toItem: (row) => toItem(toRecord(row)) });
 }

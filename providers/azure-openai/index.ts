@@ -3,6 +3,7 @@
  * *.services.ai.azure.com/models). Both base URLs hold the resource name, so neither has a default.
  */
 import { defineProvider } from '../../core/dispatch/provider.ts';
+import { azureOpenAiBatches } from './batches.ts';
 import { AZURE_AI_API_VERSION, AZURE_OPENAI_API_VERSION, azureAiChat, azureAiHeaders, azureOpenAiChat, azureOpenAiHeaders } from './chat.ts';
 import { azureOpenAiCompletion } from './completion.ts';
 import { azureAiEmbeddings, azureOpenAiEmbeddings } from './embeddings.ts';
@@ -27,11 +28,16 @@ export const azureOpenAi = defineProvider({
       },
     },
   },
-  capabilities: { chat: { stream: true, tools: true, vision: true, n: true }, completion: { stream: true }, embeddings: {}, files: {} },
+  capabilities: {
+    chat: { stream: true, tools: true, vision: true, n: true }, completion: { stream: true }, embeddings: {}, files: {},
+    // Its Batch API is OpenAI's: polled, for batches made on Azure and registered by id.
+    batch: { submit: false },
+  },
   chat: azureOpenAiChat,
   completion: azureOpenAiCompletion,
   embeddings: azureOpenAiEmbeddings,
   files: azureOpenAiFiles,
+  batches: azureOpenAiBatches,
   passthroughHeaders: azureOpenAiHeaders,
   mapError: (status, body, target) => azureErrorFromBody(target, status, body),
 });

@@ -1,4 +1,5 @@
 import { defineProvider } from '../../core/dispatch/provider.ts';
+import { geminiBatches } from './batches.ts';
 import { geminiApiHeaders, geminiChat } from './chat.ts';
 import { embeddingTaskTypeOption, geminiEmbeddings } from './embeddings.ts';
 import { geminiError } from './errors.ts';
@@ -23,10 +24,13 @@ export default defineProvider({
     embeddings: {},
     // The File API, by its resumable upload protocol.
     files: {},
+    // Batch Mode, polled: batches made on the provider are registered by name.
+    batch: { submit: false },
   },
   chat: geminiChat,
   embeddings: geminiEmbeddings,
   files: geminiFiles,
+  batches: geminiBatches,
   passthroughHeaders: geminiApiHeaders,
   mapError: (status, body, target) => geminiError(target, status, body),
 });

@@ -26,7 +26,7 @@ describe('openai batches', () => {
 
   test('the submit plan: JSONL lines as sent, then a create naming the uploaded file', () => {
     const lines = [{ custom_id: 'a', method: 'POST' as const, url: '/v1/embeddings', body: { model: 'm', input: 'x' } }];
-    const plan = openaiBatches.submit('/v1/embeddings', lines, t);
+    const plan = openaiBatches.submit!('/v1/embeddings', lines, t);
     assert.equal(plan.kind, 'file');
     if (plan.kind !== 'file') return;
     assert.equal(plan.jsonl, `${JSON.stringify(lines[0])}\n`);
@@ -63,7 +63,7 @@ describe('anthropic batches', () => {
   });
 
   test('submit carries the lines as params; results come from the batch\'s own results endpoint, never a URL from an answer', () => {
-    const plan = anthropicBatches.submit('/v1/messages', [{ custom_id: 'a', method: 'POST', url: '/v1/messages', body: { model: 'c', max_tokens: 5, messages: [] } }], t);
+    const plan = anthropicBatches.submit!('/v1/messages', [{ custom_id: 'a', method: 'POST', url: '/v1/messages', body: { model: 'c', max_tokens: 5, messages: [] } }], t);
     assert.equal(plan.kind, 'direct');
     if (plan.kind !== 'direct') return;
     assert.deepEqual(JSON.parse(plan.request.body!), { requests: [{ custom_id: 'a', params: { model: 'c', max_tokens: 5, messages: [] } }] });
