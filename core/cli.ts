@@ -101,8 +101,7 @@ async function migrateCommand(args: string[]): Promise<number> {
   const loaded = await loadConfig({ file: values.config, builtIns });
   const stores = await openStores(loaded.config, { migrate: false });
   try {
-    const plugins = loaded.plugins.list().flatMap((p) => (p.migrations ? [{ namespace: p.name, dir: p.migrations }] : []));
-    const result = await migrate(stores.db, plugins);
+    const result = await migrate(stores.db, loaded.plugins.migrationSources());
     process.stdout.write(result.applied.length > 0 ? `applied: ${result.applied.join(', ')}\n` : `up to date (${result.current.join(', ')})\n`);
   } finally {
     await stores.close();

@@ -103,7 +103,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
 
   const stores = await openStores(config, {
     migrate: true,
-    pluginMigrations: loaded.plugins.list().flatMap((p) => (p.migrations ? [{ namespace: p.name, dir: p.migrations }] : [])),
+    pluginMigrations: loaded.plugins.migrationSources(),
     ...(options.dbSchema ? { dbSchema: options.dbSchema } : {}),
     ...(options.kvPrefix ? { kvPrefix: options.kvPrefix } : {}),
     onNoVector: (reason) => logger.warn({ reason }, 'pgvector is not available on this Postgres: vector search will use an exact scan'),

@@ -45,8 +45,7 @@ export async function withAdminApi<T>(loaded: LoadedConfig, work: (admin: AdminC
     return work((method, path, body) => call(url, controlToken, method, path, body));
   }
 
-  const pluginMigrations = loaded.plugins.list().flatMap((p) => (p.migrations ? [{ namespace: p.name, dir: p.migrations }] : []));
-  const stores = await openStores(config, { migrate: true, pluginMigrations });
+  const stores = await openStores(config, { migrate: true, pluginMigrations: loaded.plugins.migrationSources() });
   const server = createServer();
   const closeHooks: Array<() => Promise<void>> = [];
   try {

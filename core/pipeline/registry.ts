@@ -1,4 +1,5 @@
 import { registerErrorCode } from '../errors.ts';
+import type { MigrationSource } from '../store/migrate.ts';
 import type { AnyPluginDefinition } from './plugin.ts';
 import { pluginProblems } from './plugin.ts';
 
@@ -26,4 +27,13 @@ export class PluginRegistry {
   list(): AnyPluginDefinition[] {
     return [...this.plugins.values()];
   }
+
+  /** The registered plugins' migration folders, in registration order: what start and `aigw migrate` apply. */
+  migrationSources(): MigrationSource[] {
+    return migrationSourcesOf(this.list());
+  }
+}
+
+export function migrationSourcesOf(plugins: readonly AnyPluginDefinition[]): MigrationSource[] {
+  return plugins.flatMap((p) => (p.migrations ? [{ namespace: p.name, dir: p.migrations }] : []));
 }

@@ -1,6 +1,8 @@
 /** The config loader with the built-ins bound, as the CLI calls it. */
 import { builtIns } from '../../core/cli/builtins.ts';
 import * as load from '../../core/boot/load.ts';
+import type { AnyPluginDefinition } from '../../core/pipeline/plugin.ts';
+import { migrationSourcesOf } from '../../core/pipeline/registry.ts';
 
 export { builtIns };
 
@@ -10,5 +12,4 @@ export const parseConfig = (text: string, source: Omit<Parameters<typeof load.pa
 export const loadConfig = (options: Omit<load.LoadOptions, 'builtIns'> = {}) => load.loadConfig({ ...options, builtIns });
 
 /** The built-in plugins' migration folders, in registration order, as the gateway applies them. */
-export const builtInMigrations = (builtIns.plugins as Array<{ name: string; migrations?: string }>)
-  .flatMap((p) => (p.migrations ? [{ namespace: p.name, dir: p.migrations }] : []));
+export const builtInMigrations = migrationSourcesOf(builtIns.plugins as AnyPluginDefinition[]);
