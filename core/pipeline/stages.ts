@@ -37,10 +37,6 @@ export function attachStages(gw: GatewayState, list: StageList): void {
   lists.set(gw, list);
 }
 
-export function stagesOf(gw: GatewayState): StageList | undefined {
-  return lists.get(gw);
-}
-
 /** Wraps the plugin at `position`: its stage registrations are attributed to it, its result stages applied as it returns. */
 export function positioned(position: number, middleware: GatewayMiddleware): GatewayMiddleware {
   return async (ctx: GatewayContext, next) => {

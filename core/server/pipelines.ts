@@ -14,7 +14,7 @@ import { withTimeout } from '../timeout.ts';
 import type { GatewayContext, GatewayMiddleware, GatewayState } from '../pipeline/context.ts';
 import type { PluginServices } from '../pipeline/plugin.ts';
 import type { PluginRegistry } from '../pipeline/registry.ts';
-import { attachStages, positioned, StageList, stagedStream, stagesOf } from '../pipeline/stages.ts';
+import { attachStages, positioned, StageList, stagedStream } from '../pipeline/stages.ts';
 
 export function pipelineForRoute(config: GatewayConfig, path: string): PipelineConfig {
   // The loader always leaves a `default` pipeline (the file's, or the implicit one).
@@ -75,24 +75,23 @@ export function clientIpResolver(server: ServerConfig): ClientIpResolver {
 export function routeEntry(endpoint: EndpointDefinition, pipeline: string, bodyLimitBytes: number, logger: Logger, clientIp: ClientIpResolver): GatewayMiddleware {
   const readBody = jsonBodyReader(endpoint.bodyLimitBytes ?? bodyLimitBytes);
   return async (ctx, next) => {
-    const gw = createState(ctx, endpoint, pipeline, readBody, clientIp(ctx));
+    const stages = new StageList();
+    const gw = createState(ctx, endpoint, pipeline, readBody, clientIp(ctx), stages);
     ctx.state.gw = gw;
     await next();
     if (endpoint.kind === 'local') return; // its handler has answered
-    const stages = stagesOf(gw)!;
     if (gw.stream && stages.entries.length > 0) gw.stream = stagedStream(gw.stream, stages.ordered(), gw.signal, logger);
     if (!gw.stream && !gw.result) throw new GatewayError('INTERNAL_ERROR', 'The pipeline produced no answer');
     endpoint.respond(ctx);
   };
 }
 
-function createState(ctx: GatewayContext, endpoint: EndpointDefinition, pipeline: string, readBody: (ctx: Context) => Promise<unknown>, clientIp: string): GatewayState {
+function createState(ctx: GatewayContext, endpoint: EndpointDefinition, pipeline: string, readBody: (ctx: Context) => Promise<unknown>, clientIp: string, stages: StageList): GatewayState {
   const controller = new AbortController();
   ctx.res.once('close', () => {
     if (!ctx.res.writableFinished) controller.abort();
   });
   let parsed: ReturnType<GatewayState['request']> | undefined;
-  const stages = new StageList();
   const gw: GatewayState = {
     requestId: ctx.state.requestId,
     endpoint,
