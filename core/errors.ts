@@ -51,13 +51,20 @@ interface RegisteredCode {
 
 const registry = ((globalThis as Record<symbol, unknown>)[Symbol.for('aigw.errorCodes')] ??= new Map<string, RegisteredCode>()) as Map<string, RegisteredCode>;
 
+/** What is wrong with a code a plugin declares (its name or its status), or null: checked at definition and registration alike. */
+export function errorCodeProblem(code: string, status: unknown): string | null {
+  if (!ERROR_CODE_PATTERN.test(code)) return `error code ${JSON.stringify(code)} must match ${ERROR_CODE_PATTERN}`;
+  if (!Number.isInteger(status) || (status as number) < 400 || (status as number) > 599) return `error code ${code} needs an HTTP status from 400 to 599, got ${String(status)}`;
+  return null;
+}
+
 /**
  * Adds a code to the catalogue. Registering a code again with the same status is harmless (many gateways in one
  * process); another status, or a core code, is refused.
  */
 export function registerErrorCode(code: string, status: number, origin: string, envelope: 'endpoint' | 'canonical' = 'endpoint'): void {
-  if (!ERROR_CODE_PATTERN.test(code)) throw new Error(`${origin}: error code ${JSON.stringify(code)} must match ${ERROR_CODE_PATTERN}`);
-  if (!Number.isInteger(status) || status < 400 || status > 599) throw new Error(`${origin}: error code ${code} needs an HTTP status from 400 to 599, got ${status}`);
+  const problem = errorCodeProblem(code, status);
+  if (problem) throw new Error(`${origin}: ${problem}`);
   if (code in ERROR_CATALOGUE) throw new Error(`${origin}: error code ${code} is one of the core's`);
   const known = registry.get(code);
   const alwaysCanonical = envelope === 'canonical';

@@ -6,7 +6,7 @@
  * pipeline's list in pipelines.yaml; a plugin that answers early does not call next().
  */
 import type { JsonSchema } from '../json-schema.ts';
-import { ERROR_CODE_PATTERN } from '../errors.ts';
+import { errorCodeProblem } from '../errors.ts';
 import type { GatewayMiddleware } from './context.ts';
 import type { MeteredWork } from './metered.ts';
 import type { PluginAdminRoute, PluginEndpoint } from './routes.ts';
@@ -120,8 +120,8 @@ export function pluginProblems(value: unknown): string[] {
     problems.push(`${label}: migrations must be an absolute folder path`);
   }
   for (const [code, spec] of Object.entries(d.errors ?? {})) {
-    if (!ERROR_CODE_PATTERN.test(code)) problems.push(`${label}: error code ${JSON.stringify(code)} must match ${ERROR_CODE_PATTERN}`);
-    if (!spec || !Number.isInteger(spec.status) || spec.status < 400 || spec.status > 599) problems.push(`${label}: error code ${code} needs a status from 400 to 599`);
+    const problem = errorCodeProblem(code, spec?.status);
+    if (problem) problems.push(`${label}: ${problem}`);
     if (spec?.envelope !== undefined && spec.envelope !== 'endpoint' && spec.envelope !== 'canonical') problems.push(`${label}: error code ${code}: envelope must be "endpoint" or "canonical"`);
   }
   problems.push(...routeProblems(label, d));
