@@ -41,8 +41,10 @@ export interface ReceivedUpload {
 
 const abortError = () => new DOMException('The client went away', 'AbortError');
 
+const readJsonUpload = jsonBodyReader(JSON_UPLOAD_LIMIT);
+
 export async function receiveJson(ctx: GatewayContext, begin: BeginUpload): Promise<ReceivedUpload> {
-  const body = await jsonBodyReader(JSON_UPLOAD_LIMIT)(ctx);
+  const body = await readJsonUpload(ctx);
   const record = (body && typeof body === 'object' && !Array.isArray(body) ? body : null) as Record<string, unknown> | null;
   if (!record) throw validationError([{ path: '', message: 'must be an object' }]);
   const fields = uploadFields(record, 'json');

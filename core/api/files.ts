@@ -12,7 +12,7 @@ import type { GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
 import { fileNotFound, findFile, insertFile, listFiles, newFileId, positionAfter, removeFile, type FileRecord } from '../store/files.ts';
 import { pageRequest } from '../store/pagination.ts';
 import { fileListSchema, fileObjectSchema, fileUploadSchema } from './files-schemas.ts';
-import { FILES_ROUTE, receiveJson, receiveMultipart, type BeginUpload } from './files-upload.ts';
+import { FILES_ROUTE, JSON_UPLOAD_LIMIT, receiveJson, receiveMultipart, type BeginUpload } from './files-upload.ts';
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
@@ -130,7 +130,7 @@ export const filesEndpoints: readonly LocalEndpoint[] = [
     ...base, method: 'POST',
     summary: 'Upload a file to a provider\'s files API and register it under a gateway file id.',
     description: 'multipart/form-data with the parts provider and purpose, then file (up to 512 MiB, streamed to the provider as it arrives; provider and purpose must come before the file part), and optionally expires_in_seconds and metadata (JSON text, or metadata[key] parts); or JSON with content_base64, filename, mime_type (body up to 50 MiB). One file per upload. 413 PAYLOAD_TOO_LARGE past the limits, 400 CAPABILITY_NOT_SUPPORTED for a provider without a files API.',
-    bodyLimitBytes: 50 * 1024 * 1024,
+    bodyLimitBytes: JSON_UPLOAD_LIMIT,
     requestSchema: fileUploadSchema,
     responses: { '200': { description: 'The registered File.', schema: fileObjectSchema } },
     handler: uploadHandler,
