@@ -4,7 +4,7 @@
  * it is made once however many instances saw it), the final counts, the result files registered as gateway
  * files, and the jobs that follow it (the completion webhook when a URL was given, and settlement).
  */
-import { batchStatus, resultFileInfo } from '../dispatch/batches-call.ts';
+import { batchStatus, locateBatchResults, resultFileInfo } from '../dispatch/batches-call.ts';
 import type { PassthroughEntry } from '../dispatch/passthrough.ts';
 import type { ProviderBatch } from '../dispatch/provider-batches.ts';
 import type { JobContext, JobHandler, JobResult } from '../jobs/types.ts';
@@ -22,16 +22,17 @@ const batchIdOf = (payload: unknown) => {
 };
 
 /** A result file's registry entry-to-be; its size and name come from the provider. */
-async function resultFile(deps: BatchJobDeps, entry: PassthroughEntry, providerFileId: string | null, signal: AbortSignal): Promise<ResultFile | null> {
+async function resultFile(deps: BatchJobDeps, entry: PassthroughEntry, batch: ProviderBatch, providerFileId: string | null, signal: AbortSignal): Promise<ResultFile | null> {
   if (providerFileId === null) return null;
-  const info = await resultFileInfo(deps.call, entry.provider, entry.target, providerFileId, signal);
+  const info = await resultFileInfo(deps.call, entry.provider, entry.target, batch, providerFileId, signal);
   if (!info) return null;
   return { providerFileId, gatewayId: newFileId(), ...info };
 }
 
-async function finish(deps: BatchJobDeps, batch: BatchRecord, entry: PassthroughEntry, seen: ProviderBatch, signal: AbortSignal): Promise<void> {
-  const output = await resultFile(deps, entry, seen.outputFileId, signal);
-  const errors = await resultFile(deps, entry, seen.errorFileId, signal);
+async function finish(deps: BatchJobDeps, batch: BatchRecord, entry: PassthroughEntry, status: ProviderBatch, signal: AbortSignal): Promise<void> {
+  const seen = await locateBatchResults(deps.call, entry.provider, entry.target, status, signal);
+  const output = await resultFile(deps, entry, seen, seen.outputFileId, signal);
+  const errors = await resultFile(deps, entry, seen, seen.errorFileId, signal);
   const completedAt = deps.now();
   await deps.db.transaction(async (tx) => {
     const done = await changeStatus(tx, batch.id, {

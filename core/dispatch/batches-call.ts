@@ -8,7 +8,9 @@ import { decodeNdjson } from '../streaming/ndjson.ts';
 import { badAnswer, exchange, exchangeJson, unsupported, type CallDeps } from './exchange.ts';
 import { deleteProviderFile, uploadFile } from './files-call.ts';
 import type { BatchEndpoint, BatchesTranslator, BatchLine, ProviderBatch } from './provider-batches.ts';
-import type { ProviderDefinition, ProviderTarget } from './provider.ts';
+import type { ProviderDefinition, ProviderTarget, UpstreamRequest } from './provider.ts';
+import { readBody, readErrorBody } from './upstream.ts';
+import { isAbort, transportError } from './upstream-errors.ts';
 
 /** The provider's batches translator, or 400 CAPABILITY_NOT_SUPPORTED before any I/O. */
 export function batchesTranslatorFor(provider: ProviderDefinition, submitting: boolean): BatchesTranslator {
@@ -64,11 +66,44 @@ export async function cancelBatch(deps: CallDeps, provider: ProviderDefinition, 
   await exchangeJson(deps, provider, target, translator.cancel(providerBatchId, target), signal);
 }
 
+/**
+ * A terminal batch completed from the provider's storage (the translator's `locateResults`), or as it was for a
+ * provider whose status names its results itself.
+ */
+export async function locateBatchResults(
+  deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, batch: ProviderBatch, signal: AbortSignal,
+): Promise<ProviderBatch> {
+  const translator = batchesTranslatorFor(provider, false);
+  if (!translator.locateResults) return batch;
+  const text = (request: UpstreamRequest) => deps.breakers.run(target.slug, target.baseUrl, async () => {
+    let response;
+    try {
+      const authorized = provider.authorize ? await provider.authorize(request, target, deps.io, signal) : request;
+      response = await deps.upstream.send(target.baseUrl, authorized, signal);
+    } catch (err) {
+      throw isAbort(err) ? err : transportError(target.slug, err, 'request');
+    }
+    if (response.statusCode === 404) {
+      await response.body.dump();
+      return null;
+    }
+    if (response.statusCode >= 400) throw provider.mapError(response.statusCode, await readErrorBody(response), target, response.headers);
+    try {
+      return (await readBody(response, deps.upstream.maxBodyBytes)).toString('utf8');
+    } catch (err) {
+      throw isAbort(err) ? err : transportError(target.slug, err, 'request');
+    }
+  });
+  return translator.locateResults(batch, target, { text });
+}
+
 /** A result file's size and name, for its registry entry; null for a provider whose results are no file. */
 export async function resultFileInfo(
-  deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, providerFileId: string, signal: AbortSignal,
+  deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, batch: ProviderBatch, providerFileId: string, signal: AbortSignal,
 ): Promise<{ bytes: number; filename: string } | null> {
   const translator = batchesTranslatorFor(provider, false);
+  const known = batch.fileInfo && Object.hasOwn(batch.fileInfo, providerFileId) ? batch.fileInfo[providerFileId] : undefined;
+  if (known) return known;
   if (!translator.fileInfo || !translator.fromFileInfo) return null;
   return translator.fromFileInfo(await exchangeJson(deps, provider, target, translator.fileInfo(providerFileId, target), signal), target);
 }
@@ -78,18 +113,20 @@ export async function* resultLines(
   deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, batch: ProviderBatch, signal: AbortSignal,
 ): AsyncGenerator<unknown> {
   const translator = batchesTranslatorFor(provider, false);
-  const request = translator.results(batch, target);
-  if (!request) return;
-  const answer = await exchange(deps, provider, target, request, { stream: true }, signal);
-  if (!('stream' in answer)) throw new Error('a streamed exchange returned a body');
-  for await (const event of decodeNdjson(answer.stream.body, deps.upstream.maxFrameBytes)) {
-    let line: unknown;
-    try {
-      line = JSON.parse(event.data);
-    } catch {
-      answer.stream.body.destroy();
-      throw badAnswer(target, 'a batch result line that is not JSON');
+  const requests = translator.results(batch, target);
+  if (!requests) return;
+  for (const request of Array.isArray(requests) ? requests as readonly UpstreamRequest[] : [requests as UpstreamRequest]) {
+    const answer = await exchange(deps, provider, target, request, { stream: true }, signal);
+    if (!('stream' in answer)) throw new Error('a streamed exchange returned a body');
+    for await (const event of decodeNdjson(answer.stream.body, deps.upstream.maxFrameBytes)) {
+      let line: unknown;
+      try {
+        line = JSON.parse(event.data);
+      } catch {
+        answer.stream.body.destroy();
+        throw badAnswer(target, 'a batch result line that is not JSON');
+      }
+      yield line;
     }
-    yield line;
   }
 }

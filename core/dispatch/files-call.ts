@@ -8,7 +8,9 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { badAnswer, unsupported, type CallDeps } from './exchange.ts';
-import type { FilesTranslator, FileUploadInfo, ProviderDefinition, ProviderTarget, UploadedFile, UpstreamRequest } from './provider.ts';
+import type {
+  FilesTranslator, FileUploadInfo, PartsUploadPlan, ProviderDefinition, ProviderTarget, UploadAnswer, UploadedFile, UploadPart, UpstreamRequest,
+} from './provider.ts';
 import { readBody, readErrorBody, type UpstreamResponse } from './upstream.ts';
 import { isAbort, transportError } from './upstream-errors.ts';
 
@@ -49,12 +51,47 @@ async function* counting(source: AsyncIterable<Buffer>, count: { bytes: number }
   }
 }
 
+/**
+ * The stream cut into parts of `size` bytes; a part is handed on only once the next byte (or the end) shows
+ * whether it is the last, so at most two parts are held. An empty stream is one empty last part.
+ */
+export async function* partsOf(source: AsyncIterable<Buffer>, size: number): AsyncGenerator<{ bytes: Buffer; last: boolean }> {
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  let full: Buffer | null = null;
+  for await (const chunk of source) {
+    let rest = chunk;
+    while (rest.length > 0) {
+      if (full) {
+        yield { bytes: full, last: false };
+        full = null;
+      }
+      const take = Math.min(size - heldBytes, rest.length);
+      held.push(rest.subarray(0, take));
+      heldBytes += take;
+      rest = rest.subarray(take);
+      if (heldBytes === size) {
+        full = Buffer.concat(held, size);
+        held = [];
+        heldBytes = 0;
+      }
+    }
+  }
+  if (full) yield { bytes: full, last: true };
+  else yield { bytes: Buffer.concat(held, heldBytes), last: true };
+}
+
 /** A byte stream undici pulls from at its own pace; objectMode off so its buffer is bounded in bytes. */
 const pulled = (source: AsyncIterable<Buffer>) => Readable.from(source, { objectMode: false, highWaterMark: 64 * 1024 });
 
 class Sender {
   constructor(private readonly deps: CallDeps, private readonly provider: ProviderDefinition, private readonly target: ProviderTarget,
     private readonly signal: AbortSignal, private readonly callerFault: () => Error | undefined = () => undefined) {}
+
+  /** The same sender on another signal: clean-up that must outlive the caller's aborted request. */
+  on(signal: AbortSignal): Sender {
+    return new Sender(this.deps, this.provider, this.target, signal);
+  }
 
   /** Authorizes and sends; an error answer becomes the provider's mapped error (`okStatuses` excepted). */
   async send(request: UpstreamRequest, body?: Readable, okStatuses: number[] = []): Promise<UpstreamResponse> {
@@ -76,6 +113,16 @@ class Sender {
     return response;
   }
 
+  async answer(response: UpstreamResponse): Promise<UploadAnswer> {
+    let bytes: Buffer;
+    try {
+      bytes = await readBody(response, this.deps.upstream.maxBodyBytes);
+    } catch (err) {
+      throw isAbort(err) ? err : transportError(this.target.slug, err, 'request');
+    }
+    return { status: response.statusCode, headers: response.headers, text: bytes.toString('utf8') };
+  }
+
   async json(response: UpstreamResponse): Promise<unknown> {
     let bytes: Buffer;
     try {
@@ -91,6 +138,34 @@ class Sender {
   }
 }
 
+/** A `parts` upload: start, each part in turn with its length, then the completion (or the last part's answer). */
+async function uploadParts(sender: Sender, plan: PartsUploadPlan, file: AsyncIterable<Buffer>, callerFault: () => Error | undefined): Promise<UploadedFile> {
+  const session = await sender.answer(await sender.send(plan.start));
+  const answers: Array<UploadAnswer & { part: UploadPart }> = [];
+  try {
+    let offset = 0;
+    for await (const cut of partsOf(file, plan.partBytes)) {
+      const part: UploadPart = { index: answers.length, offset, bytes: cut.bytes.length, last: cut.last, total: cut.last ? offset + cut.bytes.length : null };
+      const request = plan.part(session, part);
+      const sent = await sender.send({ ...request, headers: { ...request.headers, 'content-length': String(part.bytes) }, bodyStreamed: true },
+        Readable.from([cut.bytes]), [...(plan.continueStatuses ?? [])]);
+      answers.push({ ...(await sender.answer(sent)), part });
+      offset += part.bytes;
+    }
+    const fault = callerFault();
+    if (fault) throw fault;
+    const final = plan.complete ? await sender.answer(await sender.send(plan.complete(session, answers))) : answers.at(-1)!;
+    return plan.finish(session, final);
+  } catch (err) {
+    // An upload left open holds storage at the provider (S3 keeps unfinished parts): it is closed, best effort.
+    if (plan.abort) {
+      const abort = plan.abort(session);
+      sender.on(AbortSignal.timeout(30_000)).send(abort, undefined, [404]).then((r) => r.body.dump(), () => {}).catch(() => {});
+    }
+    throw err;
+  }
+}
+
 /** Streams one file to the provider as its plan says; resolves with the provider's file once it has answered. */
 export async function uploadFile(
   deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, info: FileUploadInfo, source: UploadSource, signal: AbortSignal,
@@ -101,6 +176,11 @@ export async function uploadFile(
   const count = { bytes: 0 };
   const file = counting(source.bytes, count);
   return deps.breakers.run(target.slug, target.baseUrl, async () => {
+    if (plan.kind === 'parts') {
+      const uploaded = await uploadParts(sender, plan, file, source.callerFault);
+      if (!uploaded || typeof uploaded.id !== 'string' || uploaded.id === '') throw badAnswer(target, 'an upload answer without a file id');
+      return { ...uploaded, streamedBytes: count.bytes };
+    }
     let response: UpstreamResponse;
     if (plan.kind === 'multipart') {
       const boundary = `aigw-${randomBytes(16).toString('hex')}`;

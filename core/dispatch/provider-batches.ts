@@ -34,6 +34,18 @@ export interface ProviderBatch {
   /** The provider's ids of the output and error files, for providers whose results are files. */
   outputFileId: string | null;
   errorFileId: string | null;
+  /**
+   * Every provider file holding result lines, when they are more than the output file (Bedrock writes one output
+   * object per input object). Set by `locateResults`; `results` reads them.
+   */
+  resultFileIds?: string[];
+  /** Sizes and names of result files already known from a listing, so no `fileInfo` request is needed. */
+  fileInfo?: Record<string, { bytes: number; filename: string }>;
+}
+
+/** What `locateResults` may send: authorized, inside the upstream's breaker; an error answer throws, but 404 is null. */
+export interface BatchStorageIO {
+  text(request: UpstreamRequest): Promise<string | null>;
 }
 
 /**
@@ -64,8 +76,18 @@ export interface BatchesTranslator {
   cancel(providerBatchId: string, target: ProviderTarget): UpstreamRequest;
   /** A submit or status answer (JSON) -> the provider's batch. Throws when it names none. */
   fromBatch(body: unknown, target: ProviderTarget): ProviderBatch;
-  /** GET of a finished batch's results as JSONL: its output file, or the provider's results endpoint. */
-  results(batch: ProviderBatch, target: ProviderTarget): UpstreamRequest | null;
+  /**
+   * For providers whose status names only where results were written (Bedrock's S3 prefix, Vertex's GCS
+   * directory): run once at the terminal state, before the result files are registered, to complete the batch
+   * from that storage: the output and error files, `resultFileIds`, `fileInfo`, and final counts where the status
+   * has none. Its answer travels in the settlement job's payload, so it is plain JSON.
+   */
+  locateResults?(batch: ProviderBatch, target: ProviderTarget, io: BatchStorageIO): Promise<ProviderBatch>;
+  /**
+   * GET of a finished batch's results as JSONL: its output file, the provider's results endpoint, or one request
+   * per result file (read in order).
+   */
+  results(batch: ProviderBatch, target: ProviderTarget): UpstreamRequest | readonly UpstreamRequest[] | null;
   /** GET of a result file's metadata, for registering it as a gateway file; absent when results are no file. */
   fileInfo?(providerFileId: string, target: ProviderTarget): UpstreamRequest;
   fromFileInfo?(body: unknown, target: ProviderTarget): { bytes: number; filename: string };

@@ -12,8 +12,8 @@ import type { StreamEvent, StreamFormat } from '../streaming/events.ts';
 import type { BatchesTranslator } from './provider-batches.ts';
 import type { FilesTranslator } from './provider-files.ts';
 
-export type { BatchCounts, BatchEndpoint, BatchesTranslator, BatchLine, BatchResultLine, BatchStatus, BatchSubmitPlan, ProviderBatch } from './provider-batches.ts';
-export type { FilePurpose, FilesTranslator, FileUploadInfo, FileUploadPlan, UploadedFile } from './provider-files.ts';
+export type { BatchCounts, BatchEndpoint, BatchesTranslator, BatchLine, BatchResultLine, BatchStatus, BatchStorageIO, BatchSubmitPlan, ProviderBatch } from './provider-batches.ts';
+export type { FilePurpose, FilesTranslator, FileUploadInfo, FileUploadPlan, PartsUploadPlan, UploadAnswer, UploadedFile, UploadPart } from './provider-files.ts';
 
 /** Everything a translator needs to know about where a request goes. */
 export interface ProviderTarget {

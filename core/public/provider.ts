@@ -4,9 +4,9 @@
  */
 export { defineProvider, PROVIDER_API_VERSION } from '../dispatch/provider.ts';
 export type {
-  BatchCounts, BatchEndpoint, BatchesTranslator, BatchLine, BatchResultLine, BatchStatus, BatchSubmitPlan, ProviderBatch,
+  BatchCounts, BatchEndpoint, BatchesTranslator, BatchLine, BatchResultLine, BatchStatus, BatchStorageIO, BatchSubmitPlan, ProviderBatch,
   BuiltInToolName, ChatCapability, ChatStreamDecoder, ChatTranslator, CompletionTranslator, EmbeddingsTranslator,
-  FilePurpose, FilesTranslator, FileUploadInfo, FileUploadPlan, UploadedFile,
+  FilePurpose, FilesTranslator, FileUploadInfo, FileUploadPlan, PartsUploadPlan, UploadAnswer, UploadedFile, UploadPart,
   ModalityCapability, ProviderCapabilities, ProviderDefinition, ProviderIO, ProviderTarget, RerankTranslator,
   StreamEvent, StreamFormat, UpstreamMethod, UpstreamRequest,
 } from '../dispatch/provider.ts';

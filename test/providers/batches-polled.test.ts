@@ -3,6 +3,7 @@
  * and Gemini (Batch Mode): every state mapped to the spec's, counts, the requests they build, result lines.
  */
 import assert from 'node:assert/strict';
+import type { UpstreamRequest } from '../../core/dispatch/provider.ts';
 import { describe, test } from 'node:test';
 import { pollInterval } from '../../core/api/batches-common.ts';
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
@@ -22,7 +23,7 @@ describe('azure-openai batches', () => {
     assert.equal(azureOpenAiBatches.cancel('batch_1', t).path, '/batches/batch_1/cancel?api-version=2024-10-21');
     const batch = azureOpenAiBatches.fromBatch({ id: 'batch_1', status: 'finalizing', request_counts: { total: 2, completed: 1, failed: 0 }, output_file_id: 'file-o' }, t);
     assert.deepEqual([batch.status, batch.outputFileId], ['in_progress', 'file-o']);
-    assert.equal(azureOpenAiBatches.results({ ...batch, status: 'completed' }, t)!.path, '/files/file-o/content?api-version=2024-10-21');
+    assert.equal((azureOpenAiBatches.results({ ...batch, status: 'completed' }, t) as UpstreamRequest).path, '/files/file-o/content?api-version=2024-10-21');
     assert.equal(azureOpenAiBatches.fileInfo!('file-o', t).path, '/files/file-o?api-version=2024-10-21');
   });
 });
@@ -60,7 +61,7 @@ describe('gemini batches', () => {
     assert.equal(geminiBatches.status('batches/../x', t).path, '/batches/..%2Fx', 'names are path-escaped');
     assert.deepEqual([geminiBatches.cancel('batches/b1', t).method, geminiBatches.cancel('batches/b1', t).path], ['POST', '/batches/b1:cancel']);
     const batch = geminiBatches.fromBatch(op('BATCH_STATE_SUCCEEDED', { response: { responsesFile: 'files/out1' } }), t);
-    assert.equal(geminiBatches.results(batch, t)!.path, 'https://generativelanguage.googleapis.com/download/v1beta/files/out1:download?alt=media');
+    assert.equal((geminiBatches.results(batch, t) as UpstreamRequest).path, 'https://generativelanguage.googleapis.com/download/v1beta/files/out1:download?alt=media');
     assert.equal(geminiBatches.fileInfo!('files/out1', t).path, '/files/out1');
     assert.deepEqual(geminiBatches.fromFileInfo!({ name: 'files/out1', sizeBytes: '1234' }, t), { bytes: 1234, filename: 'out1.jsonl' });
   });

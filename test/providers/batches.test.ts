@@ -3,6 +3,7 @@
  * build, and result lines read for settlement.
  */
 import assert from 'node:assert/strict';
+import type { UpstreamRequest } from '../../core/dispatch/provider.ts';
 import { describe, test } from 'node:test';
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
 import { anthropicBatches } from '../../providers/anthropic/batches.ts';
@@ -69,7 +70,7 @@ describe('anthropic batches', () => {
     assert.deepEqual(JSON.parse(plan.request.body!), { requests: [{ custom_id: 'a', params: { model: 'c', max_tokens: 5, messages: [] } }] });
     assert.equal(plan.request.headers['x-api-key'], 'k');
     const done = batch('ended', { succeeded: 1 });
-    assert.equal(anthropicBatches.results(done, t)!.path, '/messages/batches/msgbatch_1/results');
+    assert.equal((anthropicBatches.results(done, t) as UpstreamRequest).path, '/messages/batches/msgbatch_1/results');
     assert.deepEqual([done.outputFileId, done.errorFileId], [null, null]);
   });
 
