@@ -34,6 +34,8 @@ export interface ProviderBatch {
   /** The provider's ids of the output and error files, for providers whose results are files. */
   outputFileId: string | null;
   errorFileId: string | null;
+  /** The upstream model the whole batch runs on, when the provider's batch names one (Bedrock's modelId, Vertex's model). */
+  model?: string | null;
   /**
    * Every provider file holding result lines, when they are more than the output file (Bedrock writes one output
    * object per input object). Set by `locateResults`; `results` reads them.
