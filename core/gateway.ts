@@ -178,7 +178,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     gatewayTools: new Map(),
   });
   registerBatchJobs(jobs, {
-    config, db, providers: loaded.providers, call: { upstream, breakers, io }, jobs, now: clock.now, logger,
+    config, db, providers: loaded.providers, routing, call: { upstream, breakers, io }, jobs, now: clock.now, logger,
     meterWork,
   });
   const extraEndpoints = pluginEndpoints(loaded.plugins.list(), pluginServices, shared);

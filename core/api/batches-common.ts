@@ -7,6 +7,7 @@ import type { CallDeps } from '../dispatch/exchange.ts';
 import { passthroughTargets, type PassthroughEntry } from '../dispatch/passthrough.ts';
 import type { ProviderBatch } from '../dispatch/provider-batches.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
+import type { RoutingTable } from '../dispatch/routing.ts';
 import type { JobQueue, JobSpec } from '../jobs/types.ts';
 import type { Log } from '../log.ts';
 import type { MeteredWork } from '../pipeline/metered.ts';
@@ -46,6 +47,8 @@ export interface BatchJobDeps {
   config: GatewayConfig;
   db: Database;
   providers: ProviderRegistry;
+  /** Prices a registered batch: its provider's model name -> the configured model (RoutingTable.servedAs). */
+  routing: Pick<RoutingTable, 'servedAs'>;
   call: CallDeps;
   jobs: JobQueue;
   now(): number;

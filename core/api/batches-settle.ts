@@ -41,19 +41,22 @@ export function batchSettleHandler(deps: BatchJobDeps): JobHandler {
     if (!entry) throw new Error(`the provider ${batch.provider} of batch ${batch.id} is not configured`);
     const translator = batchesTranslatorFor(entry.provider, false);
     const usage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-    let upstreamModel: string | null = null;
     const seen: ProviderBatch = payload.providerBatch;
+    let upstreamModel: string | null = seen.model ?? null;
     for await (const line of resultLines(deps.call, entry.provider, entry.target, seen, ctx.signal)) {
       const result = translator.resultLine(line);
       if (result.usage) add(usage, result.usage);
       upstreamModel ??= result.model;
     }
+    // A batch submitted here names its configured model; one registered from the provider is priced as the
+    // configured model its provider's model name is served as.
+    const model = batch.model ?? (upstreamModel === null ? null : deps.routing.servedAs(batch.provider, upstreamModel));
     const work: MeteredWork = {
       id: batch.id, source: 'batch',
       tenantId: batch.tenantId, organizationId: batch.organizationId, departmentId: batch.departmentId,
       callerKind: batch.callerKind, apiKeyId: batch.apiKeyId, userId: batch.userId,
       endpoint: batch.endpoint, modality: MODALITY[batch.endpoint] ?? 'chat', provider: batch.provider,
-      requestedModel: batch.requestedModel, model: batch.model, upstreamModel,
+      requestedModel: batch.requestedModel, model, upstreamModel,
       usage, requests: { ...batch.requestCounts },
       status: batch.status as MeteredWork['status'],
       startedAt: batch.createdAt, endedAt: batch.completedAt ?? ctx.now(),

@@ -115,6 +115,13 @@ export async function* resultLines(
   const translator = batchesTranslatorFor(provider, false);
   const requests = translator.results(batch, target);
   if (!requests) return;
+  if (batch.inlineResults && translator.inlineResultLines) {
+    // One JSON document, already bounded by the upstream's body limit: its lines are in memory anyway.
+    for (const request of Array.isArray(requests) ? requests as readonly UpstreamRequest[] : [requests as UpstreamRequest]) {
+      yield* translator.inlineResultLines(await exchangeJson(deps, provider, target, request, signal));
+    }
+    return;
+  }
   for (const request of Array.isArray(requests) ? requests as readonly UpstreamRequest[] : [requests as UpstreamRequest]) {
     const answer = await exchange(deps, provider, target, request, { stream: true }, signal);
     if (!('stream' in answer)) throw new Error('a streamed exchange returned a body');

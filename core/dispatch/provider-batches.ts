@@ -43,6 +43,11 @@ export interface ProviderBatch {
   resultFileIds?: string[];
   /** Sizes and names of result files already known from a listing, so no `fileInfo` request is needed. */
   fileInfo?: Record<string, { bytes: number; filename: string }>;
+  /**
+   * The results travel inside the provider's batch itself (Gemini's inlined responses), not in a file: `results`
+   * asks for the batch again and `inlineResultLines` takes the lines from that one JSON answer.
+   */
+  inlineResults?: boolean;
 }
 
 /** What `locateResults` may send: authorized, inside the upstream's breaker; an error answer throws, but 404 is null. */
@@ -93,6 +98,8 @@ export interface BatchesTranslator {
   /** GET of a result file's metadata, for registering it as a gateway file; absent when results are no file. */
   fileInfo?(providerFileId: string, target: ProviderTarget): UpstreamRequest;
   fromFileInfo?(body: unknown, target: ProviderTarget): { bytes: number; filename: string };
+  /** The result lines inside a batch answer, for a batch with `inlineResults`; each is read by `resultLine`. */
+  inlineResultLines?(body: unknown): unknown[];
   /** One JSONL result line (parsed) -> whether it succeeded and the usage it reports. */
   resultLine(line: unknown): BatchResultLine;
 }

@@ -67,6 +67,26 @@ export class RoutingTable {
     return accepted;
   }
 
+  /**
+   * The configured model a provider's own model name is served as, for work the gateway did not route (a batch
+   * made on the provider and registered): the model with a target on that provider whose upstream name is the
+   * given one, or else the longest upstream name it extends with a dated or versioned suffix
+   * (`gpt-4o-mini-2024-07-18`, `gemini-2.0-flash-001` for `gpt-4o-mini`, `gemini-2.0-flash`). Ties go to the model
+   * declared first. Null when none matches: the work is then recorded unpriced.
+   */
+  servedAs(provider: string, upstreamModel: string): string | null {
+    let best: { id: string; length: number } | null = null;
+    for (const [id, route] of this.routes) {
+      for (const target of route.targets) {
+        if (target.slug !== provider) continue;
+        const name = target.upstreamModel;
+        const matches = upstreamModel === name || upstreamModel.startsWith(`${name}-`) || upstreamModel.startsWith(`${name}@`);
+        if (matches && (!best || name.length > best.length)) best = { id, length: name.length };
+      }
+    }
+    return best?.id ?? null;
+  }
+
   private order(route: ModelRoute): ProviderTarget[] {
     if (route.strategy === 'loadbalance') return weightedOrder(route.targets);
     if (route.strategy === 'single') return route.targets.slice(0, 1);

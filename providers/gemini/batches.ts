@@ -4,7 +4,8 @@
  * {state, batchStats, output}, done, response: {responsesFile | inlinedResponses}} (a bare batch object, state
  * and output at its top, is read too); POST /batches/{name}:cancel. A file of results is a File API file
  * (`files/...`), downloaded from /download/<version>/files/{name}:download?alt=media as JSONL, each line
- * {key, response: GenerateContentResponse} or {key, error}. Inlined responses are no file.
+ * {key, response: GenerateContentResponse} or {key, error}. Inlined responses are no file: they are read from the
+ * batch itself ({response | output}.inlinedResponses.inlinedResponses[], each {response, metadata} or {error}).
  *
  * States come as BATCH_STATE_* or JOB_STATE_*; the suffix decides (see STATES).
  */
@@ -30,11 +31,26 @@ const headers = (target: ProviderTarget) => withoutContentType(geminiApiHeaders(
 /** `batches/abc` or `abc` -> `abc`, one escaped path segment. */
 const segment = (name: string, collection: string) => encodeURIComponent(name.startsWith(`${collection}/`) ? name.slice(collection.length + 1) : name);
 
+interface GeminiOutput { responsesFile?: unknown; inlinedResponses?: unknown }
+
 interface GeminiBatch {
   name?: unknown;
   state?: unknown;
   batchStats?: { requestCount?: unknown; successfulRequestCount?: unknown; failedRequestCount?: unknown };
-  output?: { responsesFile?: unknown };
+  output?: GeminiOutput;
+}
+
+type GeminiOperation = GeminiBatch & { metadata?: GeminiBatch; response?: GeminiOutput };
+
+const batchOf = (op: GeminiOperation | null): GeminiBatch => (op?.metadata && typeof op.metadata === 'object' ? op.metadata : (op ?? {}));
+
+/** The inlined responses of an operation or a bare batch: a list, or a message holding the list (as the API nests it). */
+function inlined(op: GeminiOperation | null): unknown[] | null {
+  const output = op?.response ?? batchOf(op).output;
+  const held = output?.inlinedResponses as { inlinedResponses?: unknown } | unknown[] | undefined;
+  if (Array.isArray(held)) return held;
+  if (held && Array.isArray(held.inlinedResponses)) return held.inlinedResponses;
+  return null;
 }
 
 /** The download endpoint sits beside the API's version path: https://host/download/v1beta/files/x:download. */
@@ -48,8 +64,8 @@ export const geminiBatches: BatchesTranslator = {
   status: (name, target) => ({ method: 'GET', path: `/batches/${segment(name, 'batches')}`, headers: headers(target) }),
   cancel: (name, target) => ({ method: 'POST', path: `/batches/${segment(name, 'batches')}:cancel`, headers: headers(target) }),
   fromBatch(body, target) {
-    const op = body as (GeminiBatch & { metadata?: GeminiBatch; response?: { responsesFile?: unknown } }) | null;
-    const batch: GeminiBatch = op?.metadata && typeof op.metadata === 'object' ? op.metadata : (op ?? {});
+    const op = body as GeminiOperation | null;
+    const batch = batchOf(op);
     const name = typeof op?.name === 'string' ? op.name : batch.name;
     const state = typeof batch.state === 'string' ? STATES[batch.state.replace(/^(JOB|BATCH)_STATE_/, '')] : undefined;
     if (typeof name !== 'string' || !name.startsWith('batches/') || !state) throw malformedAnswer(target, 'batch (no batches/ name or an unknown state)');
@@ -59,10 +75,16 @@ export const geminiBatches: BatchesTranslator = {
       id: name, status: state,
       counts: { total: count(stats.requestCount), completed: count(stats.successfulRequestCount), failed: count(stats.failedRequestCount) },
       outputFileId: typeof file === 'string' && file.startsWith('files/') ? file : null, errorFileId: null,
+      ...(inlined(op) ? { inlineResults: true } : {}),
     };
   },
-  // Always the download endpoint of the provider's own base URL, for the file the batch names.
-  results: (batch, target) => (batch.outputFileId === null ? null : { method: 'GET', path: downloadUrl(target, batch.outputFileId), headers: headers(target) }),
+  // Always the download endpoint of the provider's own base URL, for the file the batch names; inlined results
+  // come with the batch itself.
+  results(batch, target) {
+    if (batch.outputFileId !== null) return { method: 'GET', path: downloadUrl(target, batch.outputFileId), headers: headers(target) };
+    return batch.inlineResults ? geminiBatches.status(batch.id, target) : null;
+  },
+  inlineResultLines: (body) => inlined(body as GeminiOperation | null) ?? [],
   fileInfo: (name, target) => ({ method: 'GET', path: `/files/${segment(name, 'files')}`, headers: headers(target) }),
   fromFileInfo(body, target) {
     const file = body as { name?: unknown; sizeBytes?: unknown; displayName?: unknown } | null;

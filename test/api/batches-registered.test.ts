@@ -23,6 +23,13 @@ models:
   - id: small
     provider: azure-openai
     upstreamModel: gpt-4o-mini
+  - id: flash
+    provider: gemini
+    upstreamModel: gemini-2.5-flash
+    pricing: { input: 0.3, output: 2.5 }
+  - id: flash-lite
+    provider: gemini
+    upstreamModel: gemini-2.5
 pipelines:
   - name: batches
     routes: [/v1/batches, /v1/files]
@@ -107,7 +114,7 @@ describe('/v1/batches registration', () => {
 
     await eventually(async () => assert.ok(metered.some((w) => w.id === batch.id)), 5000, 10);
     const work = metered.find((w) => w.id === batch.id)!;
-    assert.deepEqual([work.provider, work.requestedModel, work.model, work.upstreamModel], ['azure-openai', null, null, 'gpt-4o-mini-2024-07-18']);
+    assert.deepEqual([work.provider, work.requestedModel, work.model, work.upstreamModel], ['azure-openai', null, 'small', 'gpt-4o-mini-2024-07-18']);
     assert.deepEqual(work.usage, { prompt_tokens: 20, completion_tokens: 10, total_tokens: 30 });
     assert.deepEqual([work.requests, work.status], [{ total: 3, completed: 2, failed: 1 }, 'completed']);
     const polls = fake.statusPolls(upstream.id).length;
@@ -141,7 +148,22 @@ describe('/v1/batches registration', () => {
     const work = metered.find((w) => w.id === batch.id)!;
     assert.deepEqual(work.usage, { prompt_tokens: 20, completion_tokens: 10, total_tokens: 30 });
     assert.deepEqual([work.provider, work.upstreamModel, work.status], ['gemini', 'gemini-2.5-flash-001', 'completed']);
+    // Priced as the configured model the provider's versioned name extends (the longest upstream name wins).
+    assert.deepEqual([work.requestedModel, work.model], [null, 'flash']);
     assert.ok(fake.requests.some((r) => r.path === `/download/gemini/v1beta/${upstream.outputFile}:download?alt=media`), 'results read from the download endpoint');
+  });
+
+  test('gemini: a batch whose responses are inlined settles the tokens of its inlined responses', async () => {
+    fake.failIds.add('i-2');
+    const upstream = fake.create('gemini', ['i-1', 'i-2', 'i-3', 'i-4'], { inline: true });
+    const batch = (await register({ provider: 'gemini', provider_batch_id: upstream.id })).body;
+    fake.set(upstream.id, 'BATCH_STATE_SUCCEEDED');
+    await eventually(async () => assert.ok(metered.some((w) => w.id === batch.id)), 5000, 10);
+    const done = (await get(`/v1/batches/${batch.id}`)).body;
+    assert.deepEqual([done.status, done.request_counts, done.output_file_id], ['completed', { total: 4, completed: 3, failed: 1 }, null], 'inlined responses are no file');
+    const work = metered.find((w) => w.id === batch.id)!;
+    assert.deepEqual(work.usage, { prompt_tokens: 30, completion_tokens: 15, total_tokens: 45 });
+    assert.deepEqual([work.upstreamModel, work.model], ['gemini-2.5-flash-001', 'flash']);
   });
 
   test('a batch that had already ended when registered reaches its terminal state at once, webhook and settlement included', async () => {

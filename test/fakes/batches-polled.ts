@@ -14,7 +14,12 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Recorded } from './batches.ts';
 
-export interface PolledBatch { id: string; family: 'azure' | 'gemini'; state: string; keys: string[]; outputFile: string | null; errorFile: string | null }
+export interface PolledBatch {
+  id: string; family: 'azure' | 'gemini'; state: string; keys: string[]; outputFile: string | null; errorFile: string | null;
+  /** Gemini only: the results are inlined in the batch (a batch made with inline requests) instead of a file. */
+  inline: boolean;
+  inlined: unknown[] | null;
+}
 
 export interface FakePolledApis {
   origin: string;
@@ -22,7 +27,7 @@ export interface FakePolledApis {
   failIds: Set<string>;
   files: Map<string, string>;
   /** A batch made on the provider: Azure's starts `validating`, Gemini's `BATCH_STATE_PENDING`. */
-  create(family: 'azure' | 'gemini', keys: string[]): PolledBatch;
+  create(family: 'azure' | 'gemini', keys: string[], options?: { inline?: boolean }): PolledBatch;
   /** Azure's statuses (completed writes the files), or Gemini's states (BATCH_STATE_SUCCEEDED writes the file). */
   set(id: string, state: string): void;
   statusPolls(id: string): Recorded[];
@@ -30,7 +35,7 @@ export interface FakePolledApis {
 }
 
 const json = (res: ServerResponse, status: number, body: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-const ended = (b: PolledBatch) => b.outputFile !== null || b.errorFile !== null;
+const ended = (b: PolledBatch) => b.outputFile !== null || b.errorFile !== null || b.inlined !== null;
 
 export async function startFakePolledApis(): Promise<FakePolledApis> {
   const requests: Recorded[] = [];
@@ -51,11 +56,16 @@ export async function startFakePolledApis(): Promise<FakePolledApis> {
       if (bad.length > 0) b.errorFile = write(bad.map((k) => JSON.stringify({ custom_id: k, response: { status_code: 400, body: { error: { message: 'bad' } } }, error: null })));
       return;
     }
+    const response = { candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 }, modelVersion: 'gemini-2.5-flash-001' };
+    const error = { code: 400, message: 'bad', status: 'INVALID_ARGUMENT' };
+    if (b.inline) {
+      // Inlined: in request order, each with the request's metadata.
+      b.inlined = b.keys.map((k) => (failIds.has(k) ? { error, metadata: { key: k } } : { response, metadata: { key: k } }));
+      return;
+    }
     // Gemini writes one file: successes and errors, each line keyed.
     const name = `files/batch-${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-    files.set(name, b.keys.map((k) => `${JSON.stringify(failIds.has(k)
-      ? { key: k, error: { code: 400, message: 'bad', status: 'INVALID_ARGUMENT' } }
-      : { key: k, response: { candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 }, modelVersion: 'gemini-2.5-flash-001' } })}\n`).join(''));
+    files.set(name, b.keys.map((k) => `${JSON.stringify(failIds.has(k) ? { key: k, error } : { key: k, response })}\n`).join(''));
     b.outputFile = name;
   }
 
@@ -78,6 +88,7 @@ export async function startFakePolledApis(): Promise<FakePolledApis> {
       metadata: { '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatch', model: 'models/gemini-2.5-flash', displayName: 'outside', state: b.state, batchStats: stats, name: b.id },
       done,
       ...(done && b.outputFile ? { response: { '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatchOutput', responsesFile: b.outputFile } } : {}),
+      ...(done && b.inlined ? { response: { '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatchOutput', inlinedResponses: { inlinedResponses: b.inlined } } } : {}),
     };
   }
 
@@ -124,9 +135,12 @@ export async function startFakePolledApis(): Promise<FakePolledApis> {
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     origin, requests, failIds, files,
-    create(family, keys) {
+    create(family, keys, options = {}) {
       const suffix = randomUUID().replace(/-/g, '').slice(0, 16);
-      const b: PolledBatch = { id: family === 'azure' ? `batch_${suffix}` : `batches/${suffix}`, family, state: family === 'azure' ? 'validating' : 'BATCH_STATE_PENDING', keys, outputFile: null, errorFile: null };
+      const b: PolledBatch = {
+        id: family === 'azure' ? `batch_${suffix}` : `batches/${suffix}`, family, state: family === 'azure' ? 'validating' : 'BATCH_STATE_PENDING', keys,
+        outputFile: null, errorFile: null, inline: options.inline === true, inlined: null,
+      };
       batches.set(b.id, b);
       return b;
     },

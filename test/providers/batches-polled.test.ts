@@ -49,9 +49,18 @@ describe('gemini batches', () => {
     assert.deepEqual(fromOp, { id: 'batches/b1', status: 'completed', counts: { total: 4, completed: 3, failed: 1 }, outputFileId: 'files/out1', errorFileId: null });
     const bare = geminiBatches.fromBatch({ name: 'batches/b1', state: 'JOB_STATE_SUCCEEDED', batchStats: { requestCount: 2 }, output: { responsesFile: 'files/out2' } }, t);
     assert.deepEqual([bare.status, bare.counts.total, bare.outputFileId], ['completed', 2, 'files/out2']);
-    const inlined = geminiBatches.fromBatch(op('BATCH_STATE_SUCCEEDED', { response: { inlinedResponses: { inlinedResponses: [] } } }), t);
+    const lines = [{ response: { usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 2 } }, metadata: { key: 'a' } }, { error: { code: 400 } }];
+    const answer = op('BATCH_STATE_SUCCEEDED', { response: { inlinedResponses: { inlinedResponses: lines } } });
+    const inlined = geminiBatches.fromBatch(answer, t);
     assert.equal(inlined.outputFileId, null, 'inlined responses are no file');
-    assert.equal(geminiBatches.results(inlined, t), null);
+    assert.equal(inlined.inlineResults, true);
+    assert.equal((geminiBatches.results(inlined, t) as UpstreamRequest).path, '/batches/b1', 'inlined results are read from the batch itself');
+    assert.deepEqual(geminiBatches.inlineResultLines!(answer), lines);
+    assert.deepEqual(geminiBatches.inlineResultLines!({ name: 'batches/b1', state: 'JOB_STATE_SUCCEEDED', output: { inlinedResponses: lines } }), lines, 'a bare list on a batch resource');
+    assert.deepEqual(lines.map((line) => geminiBatches.resultLine(line).ok), [true, false]);
+    const none = geminiBatches.fromBatch(op('BATCH_STATE_FAILED'), t);
+    assert.equal(none.inlineResults, undefined);
+    assert.equal(geminiBatches.results(none, t), null, 'a batch with neither has no results');
   });
 
   test('requests: the batch by name, cancel, file metadata, and the results from the download endpoint beside the version path', () => {
