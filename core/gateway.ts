@@ -214,7 +214,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     for (const endpoint of [...endpoints, ...extraEndpoints]) {
       const pipeline = pipelineForRoute(config, endpoint.path);
       const last = endpoint.kind === 'dispatch' ? dispatcher : endpoint.handler(localDeps);
-      const chain = [routeEntry(endpoint, pipeline.name, config.server.jsonBodyLimitBytes, logger, clientIp), ...pipelines.get(pipeline.name)!, last];
+      const chain = [routeEntry(endpoint, pipeline.name, config.server.jsonBodyLimitBytes, logger, clientIp, localDeps), ...pipelines.get(pipeline.name)!, last];
       router.register(endpoint.routePattern ?? endpoint.path, [endpoint.method], chain as unknown as Koa.Middleware[]);
     }
     return router;

@@ -140,6 +140,11 @@ export interface CanonicalChatRequest {
   body: ChatCompletionRequest;
   /** A legacy completion's prompt and fields (POST /v1/completions with `prompt`): see completion.ts. */
   legacy?: LegacyCompletionFields;
+  /**
+   * Only this provider's targets of the model serve the request (a Responses request's `provider`, or the
+   * provider of the response it continues); the model's routing order applies among them.
+   */
+  provider?: string;
 }
 
 /** What an ingress hands to the pipeline, by modality: `modality` tells the dispatcher which translator serves it. */

@@ -98,6 +98,18 @@ function servingTargets(deps: DispatcherDeps, modality: ModalityCall, targets: P
   return serving;
 }
 
+/** The targets of a request pinned to one provider: that provider's, or 400 when the model has none there. */
+function pinned(resolved: { modelId: string; targets: ProviderTarget[] }, request: CanonicalRequest): { targets: ProviderTarget[] } {
+  const provider = request.modality === 'chat' ? request.provider : undefined;
+  if (provider === undefined) return resolved;
+  const targets = resolved.targets.filter((target) => target.slug === provider);
+  if (targets.length === 0) {
+    throw new GatewayError('VALIDATION_ERROR', `Model "${resolved.modelId}" is not served by provider "${provider}" (its routing names no target there)`,
+      [{ path: '/provider', message: `provider "${provider}" does not serve model "${resolved.modelId}"` }]);
+  }
+  return { targets };
+}
+
 export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
   const random = deps.random ?? Math.random;
   const backoff = (attempt: number) => random() * Math.min(deps.retry.maxBackoffMs, deps.retry.backoffMs * 2 ** attempt);
@@ -105,7 +117,7 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
     const gw = ctx.state.gw;
     if (gw.result || gw.stream) return; // answered early by a plugin
     const request = await gw.request();
-    const { targets } = deps.routing.resolve(request.model, gw.caller?.policy);
+    const { targets } = pinned(deps.routing.resolve(request.model, gw.caller?.policy), request);
     if (request.modality === 'chat') request.body = await applyGatewayTools(deps, request.body, gw.caller, gw.signal);
     const modality = modalityCall(deps, request, gw.caller);
     let lastError: unknown;

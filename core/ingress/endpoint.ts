@@ -23,10 +23,17 @@ type EndpointBase = EndpointDescription;
 
 export interface DispatchEndpoint extends EndpointBase {
   kind: 'dispatch';
-  /** Validated body -> canonical request (throws VALIDATION_ERROR for rules a schema cannot say). */
-  parse(body: unknown): CanonicalRequest;
-  /** Writes the canonical answer (gw.result or gw.stream, already passed through the response stages) in this endpoint's wire format. */
-  respond(ctx: GatewayContext): void;
+  /**
+   * Validated body -> canonical request (throws VALIDATION_ERROR for rules a schema cannot say). Called when the
+   * pipeline first asks for the request (gw.request()), so after the plugins that run before it (auth: the caller
+   * is known); an endpoint whose request depends on stored state (a Responses continuation) reads it here.
+   */
+  parse(body: unknown, ctx: GatewayContext, deps: LocalEndpointDeps): CanonicalRequest | Promise<CanonicalRequest>;
+  /**
+   * Writes the canonical answer (gw.result or gw.stream, already passed through the response stages) in this
+   * endpoint's wire format; may first record it (a stored response).
+   */
+  respond(ctx: GatewayContext, deps: LocalEndpointDeps): void | Promise<void>;
 }
 
 /** What local endpoints may use to answer. */

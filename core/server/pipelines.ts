@@ -7,7 +7,7 @@ import { DEFAULT_PIPELINE, type GatewayConfig, type PipelineConfig, type ServerC
 
 import { GatewayError } from '../errors.ts';
 import { clientAddress, compileAddressList } from '../identity/addresses.ts';
-import type { EndpointDefinition } from '../ingress/endpoint.ts';
+import type { EndpointDefinition, LocalEndpointDeps } from '../ingress/endpoint.ts';
 import { jsonBodyReader } from '../ingress/body.ts';
 import type { Logger } from '../logger.ts';
 import { withTimeout } from '../timeout.ts';
@@ -72,21 +72,26 @@ export function clientIpResolver(server: ServerConfig): ClientIpResolver {
 }
 
 /** The first middleware of every data-plane route. */
-export function routeEntry(endpoint: EndpointDefinition, pipeline: string, bodyLimitBytes: number, logger: Logger, clientIp: ClientIpResolver): GatewayMiddleware {
+export function routeEntry(
+  endpoint: EndpointDefinition, pipeline: string, bodyLimitBytes: number, logger: Logger, clientIp: ClientIpResolver, deps: LocalEndpointDeps,
+): GatewayMiddleware {
   const readBody = jsonBodyReader(endpoint.bodyLimitBytes ?? bodyLimitBytes);
   return async (ctx, next) => {
     const stages = new StageList();
-    const gw = createState(ctx, endpoint, pipeline, readBody, clientIp(ctx), stages);
+    const gw = createState(ctx, endpoint, pipeline, readBody, clientIp(ctx), stages, deps);
     ctx.state.gw = gw;
     await next();
     if (endpoint.kind === 'local') return; // its handler has answered
     if (gw.stream && stages.entries.length > 0) gw.stream = stagedStream(gw.stream, stages.ordered(), gw.signal, logger);
     if (!gw.stream && !gw.result) throw new GatewayError('INTERNAL_ERROR', 'The pipeline produced no answer');
-    endpoint.respond(ctx);
+    await endpoint.respond(ctx, deps);
   };
 }
 
-function createState(ctx: GatewayContext, endpoint: EndpointDefinition, pipeline: string, readBody: (ctx: Context) => Promise<unknown>, clientIp: string, stages: StageList): GatewayState {
+function createState(
+  ctx: GatewayContext, endpoint: EndpointDefinition, pipeline: string, readBody: (ctx: Context) => Promise<unknown>, clientIp: string, stages: StageList,
+  deps: LocalEndpointDeps,
+): GatewayState {
   const controller = new AbortController();
   ctx.res.once('close', () => {
     if (!ctx.res.writableFinished) controller.abort();
@@ -102,8 +107,8 @@ function createState(ctx: GatewayContext, endpoint: EndpointDefinition, pipeline
     stage: (stage) => stages.add(stage),
     request: () => {
       if (endpoint.kind !== 'dispatch') return Promise.reject(new GatewayError('INTERNAL_ERROR', `${endpoint.path} takes no request body`));
-      parsed ??= readBody(ctx).then((body) => {
-        const request = endpoint.parse(body);
+      parsed ??= readBody(ctx).then(async (body) => {
+        const request = await endpoint.parse(body, ctx, deps);
         gw.canonical = request;
         return request;
       });

@@ -19,9 +19,9 @@ import { freshDataDir } from '../helpers/data-dir.ts';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
 const NO_POSTGRES = DATABASE_URL ? false : 'TEST_DATABASE_URL not set';
-const MIGRATIONS = ['0001_foundation', '0002_identity', '0003_jobs', '0004_files', '0005_batches', 'usage/0001_usage_records', 'usage/0002_modality', 'usage/0003_request_count', 'budget/0001_budgets'];
+const MIGRATIONS = ['0001_foundation', '0002_identity', '0003_jobs', '0004_files', '0005_batches', '0006_responses', 'usage/0001_usage_records', 'usage/0002_modality', 'usage/0003_request_count', 'budget/0001_budgets'];
 /** The last version of the core and of each plugin. */
-const LATEST = ['0005_batches', 'usage/0003_request_count', 'budget/0001_budgets'];
+const LATEST = ['0006_responses', 'usage/0003_request_count', 'budget/0001_budgets'];
 
 function newSchema(): string {
   return 'aigw_test_' + randomUUID().replace(/-/g, '');
