@@ -138,6 +138,17 @@ export async function cancelResponse(db: Queryable, tenantId: string, id: string
   return rows[0] ? toRecord(rows[0]) : findResponse(db, tenantId, id);
 }
 
+/**
+ * The output a cancelled response had produced, recorded by the instance that was streaming it once it saw the
+ * cancel made elsewhere (only while the record holds no output yet).
+ */
+export async function saveCancelledOutput(db: Queryable, id: string, output: unknown[], usage: ResponseUsage | null): Promise<void> {
+  await db.query(
+    `UPDATE responses SET output = $2, usage = COALESCE($3, usage) WHERE id = $1 AND status = 'cancelled' AND output = '[]'::jsonb`,
+    [id, JSON.stringify(output), json(usage)],
+  );
+}
+
 /** True when the tenant had the response. */
 export async function deleteResponse(db: Queryable, tenantId: string, id: string): Promise<boolean> {
   const rows = await db.query<{ id: string }>('DELETE FROM responses WHERE tenant_id = $1 AND id = $2 RETURNING id', [tenantId, id]);
