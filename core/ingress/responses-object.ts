@@ -1,0 +1,31 @@
+/**
+ * The Response object callers see, from a stored record (or from one being streamed): the spec's Stored response
+ * fields, plus the fields of OpenAI's Response object that its official client reads (`error`,
+ * `incomplete_details`, `instructions`, `output_text` is derived by the client itself from `output`).
+ */
+import type { ResponseRecord } from '../store/responses.ts';
+
+const seconds = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000));
+
+export type ResponseView = Pick<ResponseRecord,
+  'id' | 'provider' | 'providerResponseId' | 'requestedModel' | 'model' | 'previousResponseId' | 'status' | 'instructions' | 'output' | 'usage' | 'error' | 'metadata' | 'createdAt' | 'completedAt'>;
+
+export function responseObject(record: ResponseView) {
+  return {
+    id: record.id,
+    object: 'response' as const,
+    provider: record.provider,
+    provider_response_id: record.providerResponseId,
+    model: record.model ?? record.requestedModel,
+    previous_response_id: record.previousResponseId,
+    status: record.status,
+    instructions: record.instructions,
+    output: record.output,
+    usage: record.usage,
+    error: record.error,
+    incomplete_details: null,
+    metadata: record.metadata,
+    created_at: seconds(record.createdAt),
+    completed_at: seconds(record.completedAt),
+  };
+}
