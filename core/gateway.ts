@@ -20,6 +20,7 @@ import { RoutingTable } from './dispatch/routing.ts';
 import { UpstreamClient } from './dispatch/upstream.ts';
 import { createIdentity, type IdentityServices as Identity } from './identity/services.ts';
 import { endpoints } from './api/endpoints.ts';
+import type { LocalEndpointDeps } from './ingress/endpoint.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { Clock, PluginServices } from './pipeline/plugin.ts';
@@ -65,6 +66,8 @@ export interface Gateway {
   jobs: JobRunner;
   /** What a plugin's init returned (undefined for a plugin without init, or an unknown name). */
   pluginState(name: string): unknown;
+  /** What every local endpoint answers with: the key of per-gateway registries such as liveResponses(). */
+  endpointDeps: LocalEndpointDeps;
   /**
    * Reports work metered outside a request (a batch that ended) to every registered plugin's onMeteredWork, in
    * registration order; rejects naming the plugins that failed, after running them all. Safe to call again.
@@ -181,6 +184,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     config, db, providers: loaded.providers, routing, call: { upstream, breakers, io }, jobs, now: clock.now, logger,
     meterWork,
   });
+  const localDeps: LocalEndpointDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock, jobs, meterWork };
   const extraEndpoints = pluginEndpoints(loaded.plugins.list(), pluginServices, shared);
   const extraAdminRoutes = pluginAdminRoutes(loaded.plugins.list(), pluginServices, shared);
   const traffic = createTraffic();
@@ -210,7 +214,6 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   function dataPlaneRouter(): Router {
     const router = new Router();
     const clientIp = clientIpResolver(config.server);
-    const localDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock, jobs, meterWork };
     for (const endpoint of [...endpoints, ...extraEndpoints]) {
       const pipeline = pipelineForRoute(config, endpoint.path);
       const last = endpoint.kind === 'dispatch' ? dispatcher : endpoint.handler(localDeps);
@@ -269,5 +272,5 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     });
   });
 
-  return { app, server, services, jobs, pluginState: (name) => shared.get(name), meterWork, listen, close };
+  return { app, server, services, jobs, pluginState: (name) => shared.get(name), endpointDeps: localDeps, meterWork, listen, close };
 }

@@ -3,6 +3,7 @@ import { batchesEndpoints } from './batches.ts';
 import { filesEndpoints } from './files.ts';
 import { modelsEndpoint } from './models.ts';
 import { proxyEndpoints } from './proxy.ts';
+import { responsesReadEndpoints } from './responses.ts';
 import { chatCompletionsEndpoint } from '../ingress/chat.ts';
 import { completionsEndpoint } from '../ingress/completions.ts';
 import { embeddingsEndpoint } from '../ingress/embeddings.ts';
@@ -10,7 +11,7 @@ import type { EndpointDefinition } from '../ingress/endpoint.ts';
 import { messagesEndpoint } from '../ingress/messages.ts';
 import { rerankEndpoint } from '../ingress/rerank.ts';
 
-export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...proxyEndpoints];
+export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...responsesReadEndpoints, ...proxyEndpoints];
 
 /** The route names pipelines.yaml may list (the passthrough's several methods share `/proxy`). */
 export const endpointPaths = (): string[] => [...new Set(endpoints.map((e) => e.path))];

@@ -5,7 +5,7 @@
  * response is recorded only while it is in progress, so a cancel that got there first stays.
  */
 import { randomUUID } from 'node:crypto';
-import { GatewayError } from '../errors.ts';
+import { GatewayError, validationError } from '../errors.ts';
 import type { Queryable } from './database.ts';
 import { listPage, type Page, type PageRequest } from './pagination.ts';
 
@@ -157,4 +157,13 @@ export async function deleteResponse(db: Queryable, tenantId: string, id: string
 
 export function listResponses<T>(db: Queryable, tenantId: string, page: PageRequest, toItem: (response: ResponseRecord) => T): Promise<Page<T>> {
   return listPage<ResponseRow, T>(db, { table: 'responses', where: ['tenant_id = $1'], params: [tenantId], page, toItem: (row) => toItem(toRecord(row)) });
+}
+
+/** The list position just after one of the tenant's responses, for `after=<id>`; 400 when it has no such response. */
+export async function responsePositionAfter(db: Queryable, tenantId: string, id: string): Promise<PageRequest['after']> {
+  const rows = await db.query<{ micros: string }>(
+    'SELECT (extract(epoch FROM created_at) * 1000000)::bigint::text AS micros FROM responses WHERE tenant_id = $1 AND id = $2', [tenantId, id],
+  );
+  if (!rows[0]) throw validationError([{ path: '/after', message: 'is not the id of a response of this tenant' }]);
+  return { micros: rows[0].micros, id };
 }
