@@ -19,7 +19,15 @@ const ROUTE = '/v1/responses';
 
 type Query = Record<string, string | string[] | undefined>;
 
-const idOf = (ctx: GatewayContext) => (ctx as GatewayContext & { params: { id: string } }).params.id;
+/** Every stored id is `resp-<uuid>`; anything else (a NUL Postgres would refuse, say) is unknown without a query. */
+const RESPONSE_ID = /^resp-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The route's response id, 404 NOT_FOUND when it cannot be one. */
+function idOf(ctx: GatewayContext): string {
+  const { id } = (ctx as GatewayContext & { params: { id: string } }).params;
+  if (!RESPONSE_ID.test(id)) throw responseNotFound(id);
+  return id;
+}
 
 /**
  * An in-progress response ends cancelled, keeping what it had produced. One streaming on this instance is stopped
@@ -52,6 +60,7 @@ function listHandler(deps: LocalEndpointDeps): GatewayMiddleware {
     const { after } = query;
     if (after !== undefined) {
       if (Array.isArray(after) || page.after) throw validationError([{ path: '/after', message: 'must be given once, and not with cursor' }]);
+      if (!RESPONSE_ID.test(after)) throw validationError([{ path: '/after', message: 'is not the id of a response of this tenant' }]);
       page.after = await responsePositionAfter(deps.db, tenantId, after);
     }
     ctx.body = await listResponses(deps.db, tenantId, page, responseObject);
@@ -65,8 +74,9 @@ function fetchHandler(deps: LocalEndpointDeps): GatewayMiddleware {
     if (stream !== undefined && stream !== 'false') {
       throw validationError([{ path: '/stream', message: 'must be false: a stored response is answered whole, not replayed as events' }]);
     }
-    const record = await findResponse(deps.db, callerOf(ctx).tenantId, idOf(ctx));
-    if (!record) throw responseNotFound(idOf(ctx));
+    const id = idOf(ctx);
+    const record = await findResponse(deps.db, callerOf(ctx).tenantId, id);
+    if (!record) throw responseNotFound(id);
     ctx.body = responseObject(record);
   };
 }

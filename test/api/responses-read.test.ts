@@ -78,9 +78,13 @@ function suite(name: string, options: () => TestGatewayOptions, skip: string | f
         error: null, incomplete_details: null, metadata: { turn: 'get' }, created_at: Math.floor(createdAt / 1000),
         completed_at: Math.floor((createdAt + 500) / 1000),
       });
-      const missing = await call('GET', `/v1/responses/resp-${randomUUID()}`);
-      assert.equal(missing.status, 404);
-      assert.equal(missing.body.error.code, 'NOT_FOUND');
+      for (const [method, path] of [['GET', ''], ['POST', '/cancel'], ['DELETE', '']] as const) {
+        for (const unknown of [`resp-${randomUUID()}`, 'a%00b', 'resp-%00', 'x'.repeat(300)]) {
+          const missing = await call(method, `/v1/responses/${unknown}${path}`);
+          assert.equal(missing.status, 404, `${method} ${unknown}${path}`);
+          assert.equal(missing.body.error.code, 'NOT_FOUND');
+        }
+      }
       const streamed = await call('GET', `/v1/responses/${id}?stream=true`);
       assert.equal(streamed.status, 400);
       assert.equal(streamed.body.error.code, 'VALIDATION_ERROR');
@@ -105,7 +109,7 @@ function suite(name: string, options: () => TestGatewayOptions, skip: string | f
       const afterFirst = await call('GET', `/v1/responses?after=${ids[0]}`, pagedKey);
       assert.deepEqual(afterFirst.body.data.map((r: { id: string }) => r.id), ids.slice(1));
       assert.deepEqual((await call('GET', '/v1/responses', pagedKey)).body.data.length, 3, 'default limit 20');
-      for (const query of ['limit=0', 'limit=101', 'limit=2.5', `after=resp-${randomUUID()}`, `after=${ids[0]}&cursor=${first.body.next_cursor}`]) {
+      for (const query of ['limit=0', 'limit=101', 'limit=2.5', `after=resp-${randomUUID()}`, 'after=a%00b', `after=${ids[0]}&cursor=${first.body.next_cursor}`]) {
         const refused = await call('GET', `/v1/responses?${query}`, pagedKey);
         assert.equal(refused.status, 400, query);
         assert.equal(refused.body.error.code, 'VALIDATION_ERROR', query);
