@@ -12,6 +12,7 @@ import { pageRequest } from '../store/pagination.ts';
 import {
   cancelResponse, deleteResponse, findResponse, listResponses, responseNotFound, responsePositionAfter, type ResponseRecord,
 } from '../store/responses.ts';
+import { isGatewayId } from '../store/ids.ts';
 import { callerOf } from './batches-caller.ts';
 import { responseDeletedSchema, responseListSchema, responseObjectSchema } from './responses-schemas.ts';
 
@@ -19,13 +20,11 @@ const ROUTE = '/v1/responses';
 
 type Query = Record<string, string | string[] | undefined>;
 
-/** Every stored id is `resp-<uuid>`; anything else (a NUL Postgres would refuse, say) is unknown without a query. */
-const RESPONSE_ID = /^resp-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The route's response id, 404 NOT_FOUND when it cannot be one. */
 function idOf(ctx: GatewayContext): string {
   const { id } = (ctx as GatewayContext & { params: { id: string } }).params;
-  if (!RESPONSE_ID.test(id)) throw responseNotFound(id);
+  if (!isGatewayId('resp', id)) throw responseNotFound(id);
   return id;
 }
 
@@ -60,7 +59,7 @@ function listHandler(deps: LocalEndpointDeps): GatewayMiddleware {
     const { after } = query;
     if (after !== undefined) {
       if (Array.isArray(after) || page.after) throw validationError([{ path: '/after', message: 'must be given once, and not with cursor' }]);
-      if (!RESPONSE_ID.test(after)) throw validationError([{ path: '/after', message: 'is not the id of a response of this tenant' }]);
+      if (!isGatewayId('resp', after)) throw validationError([{ path: '/after', message: 'is not the id of a response of this tenant' }]);
       page.after = await responsePositionAfter(deps.db, tenantId, after);
     }
     ctx.body = await listResponses(deps.db, tenantId, page, responseObject);

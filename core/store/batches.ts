@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.ts';
 import type { Queryable } from './database.ts';
+import { isGatewayId } from './ids.ts';
 import { listPage, type Page, type PageRequest } from './pagination.ts';
 
 export type BatchState = 'validating' | 'in_progress' | 'completed' | 'failed' | 'cancelled' | 'expired';
@@ -83,6 +84,7 @@ export async function insertBatch(db: Queryable, id: string, batch: NewBatch): P
 
 /** A batch of the tenant, or (tenantId null: the jobs) of any tenant. */
 export async function findBatch(db: Queryable, tenantId: string | null, id: string): Promise<BatchRecord | null> {
+  if (!isGatewayId('batch', id)) return null;
   const rows = tenantId === null
     ? await db.query<BatchRow>('SELECT * FROM batches WHERE id = $1', [id])
     : await db.query<BatchRow>('SELECT * FROM batches WHERE tenant_id = $1 AND id = $2', [tenantId, id]);

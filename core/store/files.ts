@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError, validationError } from '../errors.ts';
 import type { Queryable } from './database.ts';
+import { isGatewayId } from './ids.ts';
 import { listPage, type Page, type PageRequest } from './pagination.ts';
 
 export interface FileRecord {
@@ -76,6 +77,7 @@ export async function insertFile(db: Queryable, id: string, file: NewFile): Prom
 
 /** A live entry of the tenant, or null. */
 export async function findFile(db: Queryable, tenantId: string, id: string, now: number): Promise<FileRecord | null> {
+  if (!isGatewayId('file', id)) return null;
   const rows = await db.query<FileRow>(`SELECT * FROM files WHERE tenant_id = $1 AND id = $2 AND ${LIVE(3)}`, [tenantId, id, now]);
   return rows[0] ? toRecord(rows[0]) : null;
 }
@@ -98,7 +100,7 @@ export function listFiles<T>(db: Queryable, tenantId: string, purpose: string | 
  * the gateway's cursor when it pages on its own.
  */
 export async function positionAfter(db: Queryable, tenantId: string, id: string): Promise<PageRequest['after']> {
-  const rows = await db.query<{ micros: string }>(
+  const rows = !isGatewayId('file', id) ? [] : await db.query<{ micros: string }>(
     `SELECT (extract(epoch FROM created_at) * 1000000)::bigint::text AS micros FROM files WHERE tenant_id = $1 AND id = $2`, [tenantId, id],
   );
   if (!rows[0]) throw validationError([{ path: '/after', message: 'is not the id of a file of this deployment' }]);

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayError, validationError } from '../errors.ts';
 import type { Queryable } from './database.ts';
+import { isGatewayId } from './ids.ts';
 import { listPage, type Page, type PageRequest } from './pagination.ts';
 
 export type ResponseState = 'in_progress' | 'completed' | 'failed' | 'cancelled' | 'incomplete';
@@ -91,6 +92,7 @@ export async function insertResponse(db: Queryable, id: string, response: NewRes
 }
 
 export async function findResponse(db: Queryable, tenantId: string, id: string): Promise<ResponseRecord | null> {
+  if (!isGatewayId('resp', id)) return null;
   const rows = await db.query<ResponseRow>('SELECT * FROM responses WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
   return rows[0] ? toRecord(rows[0]) : null;
 }
@@ -100,6 +102,7 @@ export async function findResponse(db: Queryable, tenantId: string, id: string):
  * `maxDepth` of them, stopping at a link that is gone (deleted). Empty when `id` itself is not the tenant's.
  */
 export async function responseChain(db: Queryable, tenantId: string, id: string, maxDepth: number): Promise<ResponseRecord[]> {
+  if (!isGatewayId('resp', id)) return [];
   const rows = await db.query<ResponseRow & { depth: number }>(
     `WITH RECURSIVE chain AS (
        SELECT r.*, 1 AS depth FROM responses r WHERE r.tenant_id = $1 AND r.id = $2

@@ -208,5 +208,7 @@ describe('/v1/batches', () => {
     assert.ok(!rest.data.some((b: { id: string }) => b.id === first.data[0].id));
     const missing = await get('/v1/batches/batch-00000000-0000-0000-0000-000000000000');
     assert.deepEqual([missing.status, missing.body.error.code], [404, 'NOT_FOUND']);
+    const notAnId = await get('/v1/batches/batch-%00x');
+    assert.deepEqual([notAnId.status, notAnId.body.error.code], [404, 'NOT_FOUND'], 'a NUL never reaches the database');
   });
 });

@@ -242,11 +242,20 @@ describe('/v1/files', () => {
   test('an expired entry is gone for fetch, list and resolveFile', async () => {
     const db = gw.gateway.services.db;
     await db.query(`INSERT INTO files (id, tenant_id, provider, provider_file_id, filename, purpose, bytes, mime_type, expires_at)
-      VALUES ('file-expired-1', 'default', 'openai', 'file-up', 'old.txt', 'batch', 1, 'text/plain', now() - interval '1 second')`);
-    assert.equal((await fetch(`${gw.url}/v1/files/file-expired-1`, { headers: auth(key) })).status, 404);
+      VALUES ('file-00000000-0000-4000-8000-00000000e001', 'default', 'openai', 'file-up', 'old.txt', 'batch', 1, 'text/plain', now() - interval '1 second')`);
+    assert.equal((await fetch(`${gw.url}/v1/files/file-00000000-0000-4000-8000-00000000e001`, { headers: auth(key) })).status, 404);
     const page = (await (await fetch(`${gw.url}/v1/files?limit=100`, { headers: auth(key) })).json()) as { data: Array<{ id: string }> };
-    assert.ok(!page.data.some((f) => f.id === 'file-expired-1'));
-    await assert.rejects(resolveFile(db, 'default', 'file-expired-1', 'openai'), (err: { code: string }) => err.code === 'NOT_FOUND');
+    assert.ok(!page.data.some((f) => f.id === 'file-00000000-0000-4000-8000-00000000e001'));
+    await assert.rejects(resolveFile(db, 'default', 'file-00000000-0000-4000-8000-00000000e001', 'openai'), (err: { code: string }) => err.code === 'NOT_FOUND');
+  });
+
+  test('an id that cannot be a gateway id (a NUL, which Postgres refuses) is 404, not a 500', async () => {
+    for (const path of ['/v1/files/a%00b', '/v1/files/file-%00']) {
+      const response = await fetch(`${gw.url}${path}`, { headers: auth(key) });
+      assert.equal(response.status, 404, path);
+    }
+    const listed = await fetch(`${gw.url}/v1/files?after=a%00b`, { headers: auth(key) });
+    assert.equal(listed.status, 400);
   });
 
   test('a bad field after the file part: 400, and the provider file already made is deleted', async () => {
