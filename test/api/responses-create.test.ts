@@ -82,7 +82,7 @@ describe('POST /v1/responses (not streamed)', () => {
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
     });
 
-    const row = await rowOf(data.id);
+    const row = (await rowOf(data.id))!;
     assert.equal(row.status, 'completed');
     assert.equal(row.provider, 'openai');
     assert.deepEqual(row.input, [{ type: 'message', role: 'user', content: 'Say hello' }]);
@@ -145,7 +145,7 @@ describe('POST /v1/responses (not streamed)', () => {
     const otherKey = await gw.createKey({ tenantId: 'tenant-b', scopes: { capabilities: ['responses'] } });
     const other = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: otherKey, maxRetries: 0 });
     const theirs = await other.responses.create({ model: 'claude', input: 'Mine' });
-    assert.equal((await rowOf(theirs.id)).tenant_id, 'tenant-b');
+    assert.equal((await rowOf(theirs.id))!.tenant_id, 'tenant-b');
     await assert.rejects(client.responses.create({ model: 'claude', input: 'x', previous_response_id: theirs.id }), (err: InstanceType<typeof OpenAI.APIError>) => err.status === 404);
     const ours = await client.responses.create({ model: 'claude', input: 'Ours' });
     await assert.rejects(other.responses.create({ model: 'claude', input: 'x', previous_response_id: ours.id }), (err: InstanceType<typeof OpenAI.APIError>) => err.status === 404);
