@@ -10,8 +10,9 @@ import { embeddingsEndpoint } from '../ingress/embeddings.ts';
 import type { EndpointDefinition } from '../ingress/endpoint.ts';
 import { messagesEndpoint } from '../ingress/messages.ts';
 import { rerankEndpoint } from '../ingress/rerank.ts';
+import { responsesCreateEndpoint } from '../ingress/responses.ts';
 
-export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...responsesReadEndpoints, ...proxyEndpoints];
+export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, responsesCreateEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...responsesReadEndpoints, ...proxyEndpoints];
 
 /** The route names pipelines.yaml may list (the passthrough's several methods share `/proxy`). */
 export const endpointPaths = (): string[] => [...new Set(endpoints.map((e) => e.path))];

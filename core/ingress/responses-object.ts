@@ -23,7 +23,8 @@ export function responseObject(record: ResponseView) {
     output: record.output,
     usage: record.usage,
     error: record.error,
-    incomplete_details: null,
+    // A stored status says no more than this: a length cut is the one incomplete end the gateway records.
+    incomplete_details: record.status === 'incomplete' ? { reason: 'max_output_tokens' as const } : null,
     metadata: record.metadata,
     created_at: seconds(record.createdAt),
     completed_at: seconds(record.completedAt),

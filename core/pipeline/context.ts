@@ -61,8 +61,10 @@ export interface GatewayState {
   readonly pipeline: string;
   /** performance.now() when the request arrived. */
   readonly startedAt: number;
-  /** Aborted when the client goes away before the answer is complete. */
+  /** Aborted when the client goes away before the answer is complete, or by abort(). */
   readonly signal: AbortSignal;
+  /** Aborts `signal` (the upstream call) while the caller's answer goes on: a cancelled Responses stream. */
+  abort(reason?: unknown): void;
   /**
    * The caller's address: the socket peer, or with server.trustProxy the rightmost X-Forwarded-For hop that is
    * not a trusted proxy. IPv4-mapped IPv6 addresses are given as their IPv4 host.

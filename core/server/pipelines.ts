@@ -103,6 +103,7 @@ function createState(
     pipeline,
     startedAt: performance.now(),
     signal: controller.signal,
+    abort: (reason) => controller.abort(reason),
     clientIp,
     stage: (stage) => stages.add(stage),
     request: () => {
