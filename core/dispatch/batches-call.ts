@@ -63,7 +63,9 @@ export async function batchStatus(deps: CallDeps, provider: ProviderDefinition, 
 /** Requests the cancel; polling reads what became of the batch. */
 export async function cancelBatch(deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, providerBatchId: string, signal: AbortSignal): Promise<void> {
   const translator = batchesTranslatorFor(provider, false);
-  await exchangeJson(deps, provider, target, translator.cancel(providerBatchId, target), signal);
+  // The answer is not read: Bedrock's stop answers an empty body, others the batch (which polling reads anyway).
+  const answer = await exchange(deps, provider, target, translator.cancel(providerBatchId, target), { stream: true }, signal);
+  if ('stream' in answer) await answer.stream.body.dump();
 }
 
 /**
