@@ -171,6 +171,9 @@ export function receiveMultipart(ctx: GatewayContext, begin: BeginUpload, discar
         fail(err);
         stream.destroy(err);
       });
+      // Unpiped on a failure, the part would wait forever for bytes: an upload reading it between requests (a
+      // `parts` plan) would never learn of the failure, nor close the provider's upload.
+      upstream.signal.addEventListener('abort', () => stream.destroy(), { once: true });
       const file = { filename: info.filename || 'file', mimeType: info.mimeType || 'application/octet-stream' };
       const source: UploadSource = { bytes: stream, callerFault: () => failure ?? (gw.signal.aborted ? abortError() : undefined) };
       const upload = begin(fields, file, source, upstream.signal);
