@@ -1,0 +1,72 @@
+/**
+ * Where Bedrock's requests go besides the runtime (the provider's baseUrl): the control plane (model invocation
+ * jobs) and S3 (files, batch results), and which region and service name each is signed for.
+ */
+import type { ProviderTarget } from '../../core/dispatch/provider.ts';
+import { GatewayError } from '../../core/errors.ts';
+
+export interface BedrockOptions {
+  region?: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  sessionToken?: string;
+  s3Bucket?: string;
+  s3Prefix?: string;
+  s3Endpoint?: string;
+  controlPlaneUrl?: string;
+}
+
+export const DEFAULT_S3_PREFIX = 'aigw/';
+
+export const optionsOf = (target: ProviderTarget) => target.options as BedrockOptions;
+
+/** bedrock-runtime.eu-west-1.amazonaws.com, bedrock.eu-west-1..., s3.eu-west-1... (and their -fips twins) name their region. */
+const AWS_HOST = /^(?:bedrock-runtime|bedrock|s3)(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com$/;
+
+function hostRegion(url: string): string | undefined {
+  if (!URL.canParse(url)) return undefined;
+  return AWS_HOST.exec(new URL(url).hostname)?.[1];
+}
+
+/** options.region, else the region the request's host names, else the one the runtime's base URL names. */
+export function regionOf(target: ProviderTarget, url?: string): string | undefined {
+  return optionsOf(target).region || (url === undefined ? undefined : hostRegion(url)) || hostRegion(target.baseUrl);
+}
+
+const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, '');
+
+function configError(target: ProviderTarget, what: string): GatewayError {
+  return new GatewayError('UPSTREAM_ERROR', `${target.slug} cannot reach ${what}: set options.region`, { provider: target.slug });
+}
+
+function regional(target: ProviderTarget, configured: string | undefined, host: string, what: string): string {
+  if (configured) return withoutTrailingSlash(configured);
+  const region = regionOf(target);
+  if (!region) throw configError(target, what);
+  return `https://${host}.${region}.amazonaws.com`;
+}
+
+/** S3, addressed path-style: `{endpoint}/{bucket}/{key}`. */
+export const s3Endpoint = (target: ProviderTarget) => regional(target, optionsOf(target).s3Endpoint, 's3', 'S3');
+
+/** The Bedrock control plane (model invocation jobs). */
+export const controlPlaneUrl = (target: ProviderTarget) => regional(target, optionsOf(target).controlPlaneUrl, 'bedrock', 'the Bedrock control plane');
+
+/** Whether `url` is under `base`: the same origin and path, then nothing, a `/` or a `?`. */
+function isUnder(url: string, base: string): boolean {
+  return url === base || (url.startsWith(base) && (url[base.length] === '/' || url[base.length] === '?'));
+}
+
+/**
+ * S3 for a URL under the S3 endpoint; `bedrock` (the signing name of the runtime and the control plane alike)
+ * for everything else. A target that cannot name an S3 endpoint sends nothing to S3.
+ */
+export function signingService(target: ProviderTarget, url: string): 's3' | 'bedrock' {
+  let s3: string;
+  try {
+    s3 = s3Endpoint(target);
+  } catch {
+    return 'bedrock';
+  }
+  return isUnder(url, s3) ? 's3' : 'bedrock';
+}
