@@ -54,8 +54,8 @@ export interface FakeAws {
   /** The next CompleteMultipartUpload answers 200 with this S3 error inside, as S3 may. */
   failNextComplete: string | null;
   createJob(fields: Omit<FakeJob, 'arn' | 'status'> & { status?: string }): FakeJob;
-  /** The first recorded request `match` accepts, now or when it arrives. */
-  waitFor(match: (r: Received) => boolean): Promise<Received>;
+  /** The first recorded request `match` accepts, now or when it arrives; rejects when none has within `timeoutMs`. */
+  waitFor(match: (r: Received) => boolean, timeoutMs?: number): Promise<Received>;
   close(): Promise<void>;
 }
 
@@ -268,15 +268,20 @@ export async function startFakeAws(): Promise<FakeAws> {
       jobs.set(job.arn, job);
       return job;
     },
-    waitFor(match) {
+    waitFor(match, timeoutMs = 10_000) {
       const seen = requests.find(match);
       if (seen) return Promise.resolve(seen);
-      return new Promise((resolve) => {
+      return new Promise((resolve, reject) => {
         const listener = (r: Received) => {
           if (!match(r)) return;
+          clearTimeout(timer);
           events.off('request', listener);
           resolve(r);
         };
+        const timer = setTimeout(() => {
+          events.off('request', listener);
+          reject(new Error(`fake AWS: no such request within ${timeoutMs} ms; received ${requests.map((r) => `${r.method} ${r.url}`).join(', ')}`));
+        }, timeoutMs);
         events.on('request', listener);
       });
     },
