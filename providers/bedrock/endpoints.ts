@@ -35,22 +35,20 @@ export function regionOf(target: ProviderTarget, url?: string): string | undefin
 
 const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, '');
 
-function configError(target: ProviderTarget, what: string): GatewayError {
-  return new GatewayError('UPSTREAM_ERROR', `${target.slug} cannot reach ${what}: set options.region`, { provider: target.slug });
-}
-
-function regional(target: ProviderTarget, configured: string | undefined, host: string, what: string): string {
+/** The configured URL, else the region's AWS endpoint; with neither, a configuration error naming both options. */
+function regional(target: ProviderTarget, option: 's3Endpoint' | 'controlPlaneUrl', host: string): string {
+  const configured = optionsOf(target)[option];
   if (configured) return withoutTrailingSlash(configured);
   const region = regionOf(target);
-  if (!region) throw configError(target, what);
+  if (!region) throw new GatewayError('UPSTREAM_ERROR', `${target.slug} cannot name its ${host} endpoint: set options.region or options.${option}`, { provider: target.slug });
   return `https://${host}.${region}.amazonaws.com`;
 }
 
 /** S3, addressed path-style: `{endpoint}/{bucket}/{key}`. */
-export const s3Endpoint = (target: ProviderTarget) => regional(target, optionsOf(target).s3Endpoint, 's3', 'S3');
+export const s3Endpoint = (target: ProviderTarget) => regional(target, 's3Endpoint', 's3');
 
 /** The Bedrock control plane (model invocation jobs). */
-export const controlPlaneUrl = (target: ProviderTarget) => regional(target, optionsOf(target).controlPlaneUrl, 'bedrock', 'the Bedrock control plane');
+export const controlPlaneUrl = (target: ProviderTarget) => regional(target, 'controlPlaneUrl', 'bedrock');
 
 /** Whether `url` is under `base`: the same origin and path, then nothing, a `/` or a `?`. */
 function isUnder(url: string, base: string): boolean {
