@@ -1,10 +1,12 @@
 /**
  * Bedrock errors: an HTTP answer is {message} with its type in the x-amzn-errortype header; inside a stream
- * an exception frame names its type (decoded as the event `exception:<type>`) over the same {message}.
+ * an exception frame names its type (decoded as the event `exception:<type>`) over the same {message}. S3 (files,
+ * batch results) answers `<Error><Code/><Message/></Error>` in XML.
  */
 import type { ProviderTarget } from '../../core/dispatch/provider.ts';
 import { upstreamStatusError } from '../../core/dispatch/upstream-errors.ts';
 import { GatewayError } from '../../core/errors.ts';
+import { s3ErrorOf } from './xml.ts';
 
 /** The HTTP status AWS documents for each exception a ConverseStream may carry. */
 const EXCEPTION_STATUS: Record<string, number> = {
@@ -43,8 +45,9 @@ function typeOf(headers: Record<string, string | string[] | undefined> | undefin
 }
 
 export function bedrockHttpError(target: ProviderTarget, status: number, body: unknown, headers?: Record<string, string | string[] | undefined>): GatewayError {
-  const message = messageOf(body, status);
-  const type = typeOf(headers, body);
+  const s3 = typeof body === 'string' ? s3ErrorOf(body) : null;
+  const message = s3 ? s3.message || `HTTP ${status}` : messageOf(body, status);
+  const type = s3 ? s3.code : typeOf(headers, body);
   const upstreamError = { ...(type ? { type } : {}), message, ...(status === 424 ? { status } : {}) };
   return upstreamStatusError(target.slug, mappedStatus(status), type ? `${type}: ${message}` : message, upstreamError);
 }

@@ -1,23 +1,21 @@
 /**
- * Amazon Bedrock, chat through the Converse API (one request shape for every model on Bedrock). Requests
- * are SigV4-signed with the configured AWS credentials, or carry a Bedrock API key as a bearer token.
+ * Amazon Bedrock, chat through the Converse API (one request shape for every model on Bedrock); files as S3
+ * objects; batch inference jobs polled on the control plane. Requests are SigV4-signed with the configured AWS
+ * credentials, or carry a Bedrock API key as a bearer token (not to S3, which takes SigV4 only).
  */
-import { defineProvider, type ChatTranslator, type ProviderTarget, type UpstreamRequest } from '../../core/dispatch/provider.ts';
-import { GatewayError } from '../../core/errors.ts';
+import { defineProvider, type ChatTranslator } from '../../core/dispatch/provider.ts';
+import { authorize } from './auth.ts';
+import { bedrockBatches } from './batches.ts';
 import { bedrockEmbeddingOptions, bedrockEmbeddings } from './embeddings.ts';
+import { DEFAULT_S3_PREFIX } from './endpoints.ts';
 import { bedrockHttpError } from './errors.ts';
+import { bedrockFiles } from './files.ts';
 import { bedrockRerank } from './rerank.ts';
 import { toConverse } from './request.ts';
 import { fromConverse } from './response.ts';
-import { signRequest, uriEncode } from './sigv4.ts';
+import { BUCKET_PATTERN } from './s3.ts';
+import { uriEncode } from './sigv4.ts';
 import { converseStreamDecoder } from './stream.ts';
-
-interface BedrockOptions {
-  region?: string;
-  accessKeyId?: string;
-  secretAccessKey?: string;
-  sessionToken?: string;
-}
 
 const chat: ChatTranslator = {
   toUpstream(request, target, stream) {
@@ -35,38 +33,7 @@ const chat: ChatTranslator = {
   streamDecoder: converseStreamDecoder,
 };
 
-/** The URL the upstream client will send to (base path + request path), which is what gets signed. */
-function sentUrl(baseUrl: string, path: string): string {
-  if (/^https?:\/\//i.test(path)) return path;
-  const base = new URL(baseUrl);
-  return `${base.origin}${base.pathname.replace(/\/+$/, '')}${base.search}${path}`;
-}
-
-function authorize(request: UpstreamRequest, target: ProviderTarget, now: number): UpstreamRequest {
-  if (target.apiKey) return { ...request, headers: { ...request.headers, authorization: `Bearer ${target.apiKey}` } };
-  const { accessKeyId, secretAccessKey, sessionToken, ...options } = target.options as BedrockOptions;
-  if (!accessKeyId || !secretAccessKey) {
-    throw new GatewayError('UPSTREAM_ERROR', `${target.slug} has no credential: set apiKey (a Bedrock API key) or options.accessKeyId and options.secretAccessKey`, { provider: target.slug });
-  }
-  // A baseUrl on AWS names its region; a proxy or a VPC endpoint may not, and then options.region must.
-  const region = options.region || /^bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com/.exec(new URL(target.baseUrl).hostname)?.[1];
-  if (!region) throw new GatewayError('UPSTREAM_ERROR', `${target.slug} cannot sign for an unknown region: set options.region`, { provider: target.slug });
-  const headers = signRequest({
-    method: request.method,
-    url: sentUrl(target.baseUrl, request.path),
-    headers: request.headers,
-    ...(request.body === undefined ? {} : { body: request.body }),
-    // A passthrough body streams past unread: hashing it would mean holding it. Signed as UNSIGNED-PAYLOAD.
-    ...(request.bodyStreamed ? { unsignedPayload: true } : {}),
-    region,
-    service: 'bedrock',
-    credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) },
-    now,
-  });
-  return { ...request, headers };
-}
-
-const credential = (what: string) => ({ type: 'string', description: `${what} Ignored when the provider block sets apiKey.` });
+const credential = (what: string) => ({ type: 'string', description: `${what} Ignored for Bedrock requests when the provider block sets apiKey; S3 requests (files, batch results) always sign with them.` });
 
 export default defineProvider({
   slug: 'bedrock',
@@ -75,7 +42,7 @@ export default defineProvider({
   defaultBaseUrl: 'https://bedrock-runtime.{region}.amazonaws.com',
   configSchema: {
     type: 'object', additionalProperties: false,
-    description: 'Amazon Bedrock options. Authentication: apiKey (a Bedrock API key, sent as a bearer token), or else AWS credentials that sign every request with SigV4.',
+    description: 'Amazon Bedrock options. Authentication: apiKey (a Bedrock API key, sent as a bearer token), or else AWS credentials that sign every request with SigV4; S3 (files, batch results) takes AWS credentials only.',
     properties: {
       region: { type: 'string', pattern: '^[a-z]{2}(-[a-z]+)+-\\d+$', description: 'AWS region, e.g. us-east-1: fills the default base URL https://bedrock-runtime.{region}.amazonaws.com and scopes the SigV4 signature (required unless baseUrl is an AWS bedrock-runtime host, which names it).' },
       accessKeyId: credential('AWS access key id for SigV4, e.g. ${AWS_ACCESS_KEY_ID}.'),
@@ -86,6 +53,10 @@ export default defineProvider({
         description: "Model-specific fields merged into every request's additionalModelRequestFields (e.g. {top_k: 50} for Claude); reasoning fields derived from the request take precedence.",
       },
       ...bedrockEmbeddingOptions,
+      s3Bucket: { type: 'string', pattern: BUCKET_PATTERN, description: 'The S3 bucket /v1/files uploads go to (as multipart uploads; needs AWS credentials). Without it an upload to bedrock is 400 CAPABILITY_NOT_SUPPORTED.' },
+      s3Prefix: { type: 'string', maxLength: 512, default: DEFAULT_S3_PREFIX, description: 'Key prefix of uploaded files: each is {s3Prefix}{uuid}/{filename}.' },
+      s3Endpoint: { type: 'string', pattern: '^https?://', description: 'S3 endpoint, addressed path-style ({s3Endpoint}/{bucket}/{key}); default https://s3.{region}.amazonaws.com.' },
+      controlPlaneUrl: { type: 'string', pattern: '^https?://', description: 'Bedrock control plane, where batch inference jobs are polled and stopped; default https://bedrock.{region}.amazonaws.com.' },
     },
     dependencies: { accessKeyId: ['secretAccessKey'], secretAccessKey: ['accessKeyId'] },
   },
@@ -95,10 +66,16 @@ export default defineProvider({
     embeddings: {},
     // InvokeModel with Cohere Rerank and Amazon Rerank (up to 1,000 documents).
     rerank: {},
+    // S3 objects in options.s3Bucket.
+    files: {},
+    // Model invocation jobs made on Bedrock, registered by their ARN.
+    batch: { submit: false },
   },
   chat,
   embeddings: bedrockEmbeddings,
   rerank: bedrockRerank,
+  files: bedrockFiles,
+  batches: bedrockBatches,
   authorize: async (request, target, io) => authorize(request, target, io.now()),
   mapError: (status, body, target, headers) => bedrockHttpError(target, status, body, headers),
 });

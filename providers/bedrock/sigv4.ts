@@ -1,6 +1,9 @@
 /**
  * AWS Signature Version 4 with node:crypto: the algorithm is a few HMACs, and a dependency would still need
- * the Bedrock-specific path encoding below. Tested against AWS's published SigV4 test suite.
+ * the service-specific path rules below. Tested against AWS's published SigV4 test suite and S3's examples.
+ *
+ * S3 signs differently from every other service (service name `s3`): its canonical path is the path encoded
+ * once, not normalized, and every request carries x-amz-content-sha256 (the payload's hash, or UNSIGNED-PAYLOAD).
  */
 import { createHash, createHmac } from 'node:crypto';
 
@@ -18,8 +21,8 @@ export interface SignInput {
   headers: Record<string, string>;
   body?: string;
   /**
-   * The body is streamed and cannot be hashed (the passthrough): the payload is signed as UNSIGNED-PAYLOAD, which
-   * x-amz-content-sha256 announces. `body` is then ignored.
+   * The body is streamed and cannot be hashed (the passthrough, an S3 upload part): the payload is signed as
+   * UNSIGNED-PAYLOAD, which x-amz-content-sha256 announces. `body` is then ignored.
    */
   unsignedPayload?: boolean;
   region: string;
@@ -46,6 +49,14 @@ export function amzDate(now: number): string {
   return new Date(now).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
 }
 
+const decode = (component: string) => {
+  try {
+    return decodeURIComponent(component);
+  } catch {
+    return component;
+  }
+};
+
 /**
  * The path as sent, normalized ('.', '..', empty segments) and encoded once more: every service but S3
  * signs the doubly encoded path, so a model id sent as `a%3A0` is signed as `a%253A0`.
@@ -61,13 +72,13 @@ export function canonicalPath(path: string): string {
   return `/${segments.map(uriEncode).join('/')}${trailing}`;
 }
 
-const decode = (component: string) => {
-  try {
-    return decodeURIComponent(component);
-  } catch {
-    return component;
-  }
-};
+/**
+ * S3's canonical path: each segment encoded once (a segment sent encoded is decoded first, so `$` and `%24` sign
+ * alike), with no normalization: `a//b` and `a/../b` are object keys of their own, not paths to resolve.
+ */
+export function s3CanonicalPath(path: string): string {
+  return path.split('/').map((segment) => uriEncode(decode(segment))).join('/');
+}
 
 export function canonicalQuery(query: string): string {
   if (query === '') return '';
@@ -86,14 +97,14 @@ function splitUrl(url: string): { host: string; path: string; query: string } {
   return { host: match[1]!, path: match[2] || '/', query: match[3] ?? '' };
 }
 
-export function canonicalRequest(input: { method: string; path: string; query: string; headers: Record<string, string>; payloadHash: string }): { text: string; signedHeaders: string } {
+export function canonicalRequest(input: { method: string; path: string; query: string; headers: Record<string, string>; payloadHash: string; s3?: boolean }): { text: string; signedHeaders: string } {
   const headers = Object.entries(input.headers)
     .map(([name, value]) => [name.toLowerCase(), value.trim().replace(/\s+/g, ' ')] as const)
     .sort(([a], [b]) => (a < b ? -1 : 1));
   const signedHeaders = headers.map(([name]) => name).join(';');
   const text = [
     input.method.toUpperCase(),
-    canonicalPath(input.path),
+    input.s3 ? s3CanonicalPath(input.path) : canonicalPath(input.path),
     canonicalQuery(input.query),
     headers.map(([name, value]) => `${name}:${value}\n`).join(''),
     signedHeaders,
@@ -108,7 +119,7 @@ export function signingKey(secret: string, date: string, region: string, service
 
 /**
  * The request's headers plus x-amz-date, x-amz-security-token (with a session token), x-amz-content-sha256 (for
- * an unsigned payload) and authorization.
+ * an unsigned payload, and on every S3 request) and authorization.
  */
 export function signRequest(input: SignInput): Record<string, string> {
   const { host, path, query } = splitUrl(input.url);
@@ -122,9 +133,11 @@ export function signRequest(input: SignInput): Record<string, string> {
   headers.host ??= host;
   headers['x-amz-date'] = stamp;
   if (input.credentials.sessionToken) headers['x-amz-security-token'] = input.credentials.sessionToken;
-  if (input.unsignedPayload) headers['x-amz-content-sha256'] = UNSIGNED_PAYLOAD;
+  const s3 = input.service === 's3';
   const payloadHash = input.unsignedPayload ? UNSIGNED_PAYLOAD : sha256(input.body ?? '');
-  const canonical = canonicalRequest({ method: input.method, path, query, headers, payloadHash });
+  // S3 refuses a request without it; other services need it only to announce an unsigned payload.
+  if (input.unsignedPayload || s3) headers['x-amz-content-sha256'] = payloadHash;
+  const canonical = canonicalRequest({ method: input.method, path, query, headers, payloadHash, s3 });
   const scope = `${day}/${input.region}/${input.service}/aws4_request`;
   const toSign = ['AWS4-HMAC-SHA256', stamp, scope, sha256(canonical.text)].join('\n');
   const signature = createHmac('sha256', signingKey(input.credentials.secretAccessKey, day, input.region, input.service)).update(toSign, 'utf8').digest('hex');
