@@ -120,7 +120,9 @@ export const vertexBatches: BatchesTranslator = {
       if (token !== undefined && tokens.has(token)) throw malformedAnswer(target, 'object listing (a page token repeated)');
       if (token !== undefined) tokens.add(token);
     } while (token !== undefined);
-    const ofKind = (pattern: RegExp) => found.filter((o) => pattern.test(baseName(o.name))).sort((a, b) => a.name.localeCompare(b.name));
+    // Only the directory's own objects: delimiter=/ asks for them, and a deeper one is skipped whatever the answer.
+    const own = found.filter((o) => o.name.startsWith(directory.prefix) && !o.name.slice(directory.prefix.length).includes('/'));
+    const ofKind = (pattern: RegExp) => own.filter((o) => pattern.test(baseName(o.name))).sort((a, b) => a.name.localeCompare(b.name));
     const predictions = ofKind(PREDICTIONS);
     const errors = ofKind(ERRORS);
     const fileInfo: Record<string, { bytes: number; filename: string }> = {};
