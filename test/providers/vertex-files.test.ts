@@ -18,6 +18,7 @@ import vertexAi from '../../providers/vertex-ai/index.ts';
 import { contentRange, GCS_CHUNK_BYTES } from '../../providers/vertex-ai/files.ts';
 import { startFakeVertex, VERTEX_BASE_PATH, type FakeVertex } from '../fakes/vertex.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { parseConfig } from '../helpers/config.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const MiB = 1024 * 1024;
@@ -86,6 +87,15 @@ describe('vertex-ai files: the upload plan', () => {
   test('without options.gcsBucket an upload is 400 CAPABILITY_NOT_SUPPORTED before any request is built', () => {
     assert.throws(() => planOf(target({})), (err: { code: string; status: number; message: string; details: Record<string, unknown> }) =>
       err.code === 'CAPABILITY_NOT_SUPPORTED' && err.status === 400 && /options\.gcsBucket/.test(err.message) && err.details.capability === 'files');
+  });
+
+  test('the storage options are checked with the config: a bucket name Cloud Storage refuses, an absolute prefix, a storage URL that is no URL', async () => {
+    const config = (options: string) => `providers:\n  vertex-ai:\n    apiKey: ya29.x\n    baseUrl: https://vertex.internal/v1/projects/p/locations/l\n    options: {${options}}\n`;
+    const parse = (options: string) => parseConfig(config(options), { file: '/tmp/pipelines.yaml', env: {} });
+    await parse('gcsBucket: my-bucket.example_1, gcsPrefix: "", storageUrl: "https://storage.internal"');
+    await assert.rejects(parse('gcsBucket: My_Bucket'), /gcsBucket/);
+    await assert.rejects(parse('gcsBucket: b1c, gcsPrefix: /abs/'), /gcsPrefix/);
+    await assert.rejects(parse('gcsBucket: b1c, storageUrl: storage.googleapis.com'), /storageUrl/);
   });
 
   test('delete: the object by its escaped name, in the bucket the id names', () => {
