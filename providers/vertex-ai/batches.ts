@@ -42,8 +42,14 @@ interface BatchPredictionJob {
 }
 
 const jobHeaders = (target: ProviderTarget) => withoutContentType(headers(target));
-/** `projects/p/locations/l/batchPredictionJobs/123` or `123` -> `/batchPredictionJobs/123`, one escaped segment. */
-const jobPath = (id: string) => `/batchPredictionJobs/${encodeURIComponent(id.slice(id.lastIndexOf('/') + 1))}`;
+/**
+ * `projects/p/locations/l/batchPredictionJobs/123` or `123` -> `/batchPredictionJobs/123`, one escaped segment. A
+ * name ending in a slash is sent whole (and found by no one) rather than as the collection, which lists jobs.
+ */
+function jobPath(id: string): string {
+  const last = id.slice(id.lastIndexOf('/') + 1);
+  return `/batchPredictionJobs/${encodeURIComponent(last === '' ? id : last)}`;
+}
 
 /**
  * `publishers/google/models/gemini-2.0-flash-001` -> gemini-2.0-flash-001; a tuned model's resource name stays

@@ -66,6 +66,8 @@ describe('vertex-ai batches: jobs', () => {
     assert.equal(vertexBatches.status('4567', target()).path, '/batchPredictionJobs/4567', 'the bare number names the same job');
     assert.equal(vertexBatches.status('../x', target()).path, '/batchPredictionJobs/x');
     assert.equal(vertexBatches.status('a b', target()).path, '/batchPredictionJobs/a%20b');
+    assert.equal(vertexBatches.status('12:cancel', target()).path, '/batchPredictionJobs/12%3Acancel');
+    assert.equal(vertexBatches.status('projects/p1/batchPredictionJobs/', target()).path, '/batchPredictionJobs/projects%2Fp1%2FbatchPredictionJobs%2F', 'never the collection');
     const cancel = vertexBatches.cancel(NAME, target());
     assert.deepEqual([cancel.method, cancel.path, cancel.body], ['POST', '/batchPredictionJobs/4567:cancel', '{}']);
     const global = 'https://global-aiplatform.googleapis.com/v1/projects/p1/locations/global';
