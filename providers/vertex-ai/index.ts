@@ -2,9 +2,12 @@ import { defineProvider } from '../../core/dispatch/provider.ts';
 import { anthropicErrorFromBody, messagesOptionProperties } from '../anthropic/index.ts';
 import { geminiError } from '../gemini/errors.ts';
 import { authorizeVertex } from './auth.ts';
+import { vertexBatches } from './batches.ts';
 import { VERTEX_ANTHROPIC_VERSION, vertexChat } from './chat.ts';
 import { vertexEmbeddingOptions, vertexEmbeddings } from './embeddings.ts';
+import { vertexFiles } from './files.ts';
 import { vertexRankingOptions, vertexRerank } from './rerank.ts';
+import { vertexStorageOptions } from './storage.ts';
 import { embeddingTaskTypeOption } from '../gemini/embeddings.ts';
 
 export default defineProvider({
@@ -27,6 +30,7 @@ export default defineProvider({
       embeddingTaskType: embeddingTaskTypeOption,
       ...vertexEmbeddingOptions,
       ...vertexRankingOptions,
+      ...vertexStorageOptions,
       // Claude models (upstream model claude-*) speak the Messages API: its options apply to them.
       ...messagesOptionProperties,
     },
@@ -38,10 +42,16 @@ export default defineProvider({
     embeddings: {},
     // The Discovery Engine ranking API (semantic-ranker-* models), on its own host.
     rerank: {},
+    // Cloud Storage objects in options.gcsBucket, uploaded in 8 MiB chunks (resumable).
+    files: {},
+    // Batch prediction jobs made outside the gateway, registered by name and polled.
+    batch: { submit: false },
   },
   chat: vertexChat,
   embeddings: vertexEmbeddings,
   rerank: vertexRerank,
+  files: vertexFiles,
+  batches: vertexBatches,
   authorize: authorizeVertex,
   // Vertex's own errors are Google's {error: {code, message, status}}; Claude's are Anthropic's {type: error, error}.
   mapError: (status, body, target) => ((body as { type?: unknown } | null)?.type === 'error'
