@@ -63,7 +63,7 @@ describe('POST /v1/responses on a native Responses API (not streamed)', () => {
     assert.deepEqual(data.metadata, { topic: 'greeting' });
     assert.equal(response.headers.get('x-provider'), 'openai');
 
-    const row = await rowOf(data.id);
+    const row = (await rowOf(data.id))!;
     assert.equal(row.provider_response_id, upstream.id);
     assert.deepEqual(row.output, upstream.output);
     assert.deepEqual(row.usage, USAGE);
