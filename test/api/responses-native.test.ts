@@ -146,3 +146,35 @@ describe('POST /v1/responses on a native Responses API (not streamed)', () => {
     assert.equal(answer.status, 400);
   });
 });
+
+describe('POST /v1/responses on azure-openai\'s native Responses API', () => {
+  test('create then continue through /openai/v1/responses, the deployment as model, the api-key header; streamed too', async () => {
+    const fake = await startFakeResponsesApi();
+    const gw = await startTestGateway(nativeConfig(fake.url));
+    try {
+      const key = await gw.createKey({ scopes: { capabilities: ['responses'] } });
+      const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+      fake.script = { text: 'Noted.' };
+      const first = await client.responses.create({ model: 'azure-gpt', input: 'Remember 42.' });
+      const sent = fake.requests.at(-1)!;
+      assert.equal(sent.url, '/openai/v1/responses');
+      assert.equal(sent.headers['api-key'], 'azure-key');
+      assert.equal(sent.headers.authorization, undefined);
+      assert.deepEqual(sent.json, { model: 'my-gpt41', store: true, input: [{ type: 'message', role: 'user', content: 'Remember 42.' }] });
+      assert.equal((first as unknown as { provider: string }).provider, 'azure-openai');
+
+      fake.script = { text: '42.' };
+      const next = client.responses.stream({ model: 'azure-gpt', input: 'Which number?', previous_response_id: first.id });
+      const final = await next.finalResponse();
+      assert.equal(final.output_text, '42.');
+      const continued = fake.requests.at(-1)!;
+      assert.equal(continued.url, '/openai/v1/responses');
+      assert.equal(continued.json.stream, true);
+      assert.equal(continued.json.previous_response_id, (first as unknown as { provider_response_id: string }).provider_response_id);
+      assert.deepEqual(continued.json.input, [{ type: 'message', role: 'user', content: 'Which number?' }]);
+    } finally {
+      await gw.close();
+      await fake.close();
+    }
+  });
+});
