@@ -5,7 +5,8 @@
  * CAPABILITY_NOT_SUPPORTED). A retryable failure before any byte reached the caller is retried on the same
  * target (jittered exponential backoff, routing.retries times), then moves on to the next target; an open
  * breaker moves on at once. A chat request's gateway file ids are resolved for each target's provider just before
- * its first call (chat-files.ts): a file on another provider skips that target like a refusal.
+ * its first call (chat-files.ts): a file on another provider skips that target like a refusal. A Responses request
+ * with a native body goes to the native Responses API of a target's provider that has one (responses-call.ts).
  */
 import type { CanonicalRequest, ChatCompletionRequest } from '../canonical/chat.ts';
 import type { RoutingConfig } from '../config/types.ts';
