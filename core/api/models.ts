@@ -47,14 +47,17 @@ export const modelListSchema: JsonSchema = {
  * A provider's modalities under the names of the capabilities a key needs to use them (the spec's Model example:
  * chat, completions, embeddings, images), so a caller can match a model's list against its own scopes.
  */
-const CAPABILITY_OF_MODALITY: Record<Exclude<keyof ProviderCapabilities, 'files' | 'batch'>, Capability> = {
+const CAPABILITY_OF_MODALITY: Record<Exclude<keyof ProviderCapabilities, 'files' | 'batch' | 'responses'>, Capability> = {
   chat: 'chat', completion: 'completions', embeddings: 'embeddings', rerank: 'rerank', transcription: 'audio',
   translation: 'audio', speech: 'tts', image: 'images', video: 'video-generation',
 };
 
-/** A provider's files and batch APIs are not something a model does: they stay out of a model's capabilities. */
+/**
+ * A provider's files and batch APIs are not something a model does: they stay out of a model's capabilities. A
+ * native Responses API neither: every chat model serves /v1/responses, natively or not, alike.
+ */
 const servedCapabilities = (declared: ProviderCapabilities): Capability[] =>
-  [...new Set((Object.keys(declared) as Array<keyof ProviderCapabilities>).flatMap((modality) => (modality === 'files' || modality === 'batch' ? [] : [CAPABILITY_OF_MODALITY[modality]])))];
+  [...new Set((Object.keys(declared) as Array<keyof ProviderCapabilities>).flatMap((modality) => (modality === 'files' || modality === 'batch' || modality === 'responses' ? [] : [CAPABILITY_OF_MODALITY[modality]])))];
 
 function describeModel(id: string, route: ModelRoute, created: number, providers: ProviderRegistry): ModelObject {
   const owner = route.targets[0]!.slug;

@@ -1,6 +1,7 @@
 import type { LegacyCompletionFields } from './completion.ts';
 import type { CanonicalEmbeddingsRequest, EmbeddingsResult } from './embeddings.ts';
 import type { CanonicalRerankRequest, RerankResult } from './rerank.ts';
+import type { NativeResponsesRequest } from './responses-native.ts';
 
 /**
  * The canonical chat format: the OpenAI chat-completions shape, which most providers speak. Every ingress
@@ -145,6 +146,11 @@ export interface CanonicalChatRequest {
    * provider of the response it continues); the model's routing order applies among them.
    */
   provider?: string;
+  /**
+   * A Responses request pinned to a provider with a native Responses API: the body that API takes (see
+   * responses-native.ts). Targets whose provider has one get it; `body` stays the chat view, for the plugins.
+   */
+  native?: NativeResponsesRequest;
 }
 
 /** What an ingress hands to the pipeline, by modality: `modality` tells the dispatcher which translator serves it. */

@@ -44,11 +44,12 @@ export function inputItems(input: string | InputItem[]): InputItem[] {
   return typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : input;
 }
 
-function contentOf(item: MessageItem, at: string, issues: ValidationIssue[]): string | ContentPart[] {
+function contentOf(item: MessageItem, at: string, issues: ValidationIssue[], stored: boolean): string | ContentPart[] {
   if (typeof item.content === 'string') return item.content;
   const parts: ContentPart[] = [];
   item.content.forEach((part, j) => {
     if (part.type === 'input_text' || part.type === 'output_text') parts.push({ type: 'text', text: part.text });
+    else if (item.role === 'assistant' && stored) return; // a provider's own part (a refusal): not replayed
     else if (item.role === 'assistant') issues.push({ path: `${at}/content/${j}/type`, message: `${part.type} parts belong to user, system or developer messages` });
     else if (part.type === 'input_image' && part.image_url !== undefined) {
       parts.push({ type: 'image_url', image_url: { url: part.image_url, ...(part.detail ? { detail: part.detail } : {}) } });
@@ -66,14 +67,19 @@ function contentOf(item: MessageItem, at: string, issues: ValidationIssue[]): st
 
 const outputText = (output: FunctionCallOutputItem['output']) => (typeof output === 'string' ? output : output.map((p) => p.text).join(''));
 
+const REPLAYED = new Set(['message', 'function_call', 'function_call_output', 'reasoning']);
+
 /**
  * Appends the chat messages of `items` to `messages`: a function call joins the assistant message just before it
  * (the text the model said with it, or the calls before it), so a turn's calls stay one assistant message.
- * `at` is the JSON pointer of the items in the request, for the errors.
+ * `at` is the JSON pointer of the items in the request, for the errors. `stored`: the items of a stored turn,
+ * where what chat cannot carry is left out rather than refused.
  */
-export function appendItems(messages: ChatMessage[], items: readonly InputItem[], at: string, issues: ValidationIssue[]): void {
+export function appendItems(messages: ChatMessage[], items: readonly InputItem[], at: string, issues: ValidationIssue[], stored = false): void {
   items.forEach((item, i) => {
     const here = `${at}/${i}`;
+    // A stored turn served natively holds the provider's own items (web_search_call, ...): nothing chat can carry.
+    if (stored && !REPLAYED.has(item.type ?? 'message')) return;
     switch (item.type) {
       case 'function_call': {
         const call: ToolCall = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
@@ -91,7 +97,7 @@ export function appendItems(messages: ChatMessage[], items: readonly InputItem[]
         issues.push({ path: `${here}/type`, message: 'item_reference is not supported: send the item itself, or continue with previous_response_id' });
         return;
       default:
-        messages.push({ role: item.role, content: contentOf(item, here, issues) });
+        messages.push({ role: item.role, content: contentOf(item, here, issues, stored) });
     }
   });
 }
@@ -108,8 +114,8 @@ export function conversationMessages(turns: readonly StoredTurn[], instructions:
   const history: ChatMessage[] = [];
   // Stored items were validated when their turn was made; a bad one now is the gateway's, not the caller's.
   for (const turn of turns) {
-    appendItems(history, turn.input as InputItem[], '/previous_response_id', issues);
-    appendItems(history, turn.output as InputItem[], '/previous_response_id', issues);
+    appendItems(history, turn.input as InputItem[], '/previous_response_id', issues, true);
+    appendItems(history, turn.output as InputItem[], '/previous_response_id', issues, true);
   }
   const messages: ChatMessage[] = instructions ? [{ role: 'system', content: instructions }] : [];
   messages.push(...history);

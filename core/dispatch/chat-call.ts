@@ -39,7 +39,7 @@ export function checkChat(provider: ProviderDefinition, _target: ProviderTarget,
  * frame too large, a close with nothing sent) fails the call as any upstream failure does: retried or passed to
  * the next target, or answered with its status, instead of a 200 that holds only an error event.
  */
-async function started(stream: AsyncGenerator<ChatCompletionChunk>): Promise<AsyncIterable<ChatCompletionChunk>> {
+export async function started(stream: AsyncGenerator<ChatCompletionChunk>): Promise<AsyncIterable<ChatCompletionChunk>> {
   const first = await stream.next();
   return (async function* () {
     if (first.done) return;

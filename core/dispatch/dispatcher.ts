@@ -5,7 +5,8 @@
  * CAPABILITY_NOT_SUPPORTED). A retryable failure before any byte reached the caller is retried on the same
  * target (jittered exponential backoff, routing.retries times), then moves on to the next target; an open
  * breaker moves on at once. A chat request's gateway file ids are resolved for each target's provider just before
- * its first call (chat-files.ts): a file on another provider skips that target like a refusal.
+ * its first call (chat-files.ts): a file on another provider skips that target like a refusal. A Responses request
+ * with a native body goes to the native Responses API of a target's provider that has one (responses-call.ts).
  */
 import type { CanonicalRequest, ChatCompletionRequest } from '../canonical/chat.ts';
 import type { RoutingConfig } from '../config/types.ts';
@@ -18,6 +19,7 @@ import { callEmbeddings, checkEmbeddings } from './embeddings-call.ts';
 import { sleep, type CallDeps } from './exchange.ts';
 import type { BuiltInToolName, ProviderDefinition, ProviderTarget } from './provider.ts';
 import { callRerank, checkRerank } from './rerank-call.ts';
+import { callResponses, responsesTranslatorFor } from './responses-call.ts';
 import type { ProviderRegistry } from './provider-registry.ts';
 import type { RoutingTable } from './routing.ts';
 import type { Queryable } from '../store/database.ts';
@@ -70,7 +72,16 @@ function modalityCall(deps: DispatcherDeps, request: CanonicalRequest, caller: C
       if (request.legacy) return { check: (p, t) => checkCompletion(p, t, request), call: callCompletion };
       // Tenant as for /v1/files: a deployment without auth is the one tenant `default`.
       const forProvider = providerFileIds(deps.db, caller?.tenantId ?? 'default', request.body, deps.now);
-      return { check: (p, t) => checkChat(p, t, request), call: async (ctx, d, p, t) => callChat(ctx, d, p, t, await forProvider(t.slug)) };
+      const chat: ModalityCall = { check: (p, t) => checkChat(p, t, request), call: async (ctx, d, p, t) => callChat(ctx, d, p, t, await forProvider(t.slug)) };
+      if (!request.native) return chat;
+      // A Responses request goes to a native Responses API where the target's provider has one (responses-call.ts).
+      return {
+        check: (p, t) => { if (!responsesTranslatorFor(p, t, request)) chat.check(p, t, request); },
+        call: (ctx, d, p, t) => {
+          const native = responsesTranslatorFor(p, t, request);
+          return native ? callResponses(ctx, d, p, t, native) : chat.call(ctx, d, p, t);
+        },
+      };
     }
     case 'embeddings': return { check: (p, t) => checkEmbeddings(p, t, request), call: callEmbeddings };
     case 'rerank': return { check: (p) => checkRerank(p), call: callRerank };

@@ -11,8 +11,10 @@ import type { GatewayError } from '../errors.ts';
 import type { StreamEvent, StreamFormat } from '../streaming/events.ts';
 import type { BatchesTranslator } from './provider-batches.ts';
 import type { FilesTranslator } from './provider-files.ts';
+import type { ResponsesCapability, ResponsesTranslator } from './provider-responses.ts';
 
 export type { BatchCounts, BatchEndpoint, BatchesTranslator, BatchLine, BatchResultLine, BatchStatus, BatchStorageIO, BatchSubmitPlan, ProviderBatch } from './provider-batches.ts';
+export type { ResponsesCapability, ResponsesTranslator } from './provider-responses.ts';
 export type { FilePurpose, FilesTranslator, FileUploadInfo, FileUploadPlan, PartsUploadPlan, UploadAnswer, UploadedFile, UploadPart } from './provider-files.ts';
 
 /** Everything a translator needs to know about where a request goes. */
@@ -138,6 +140,8 @@ export interface ModalityCapability {
 export interface ProviderCapabilities {
   chat?: ChatCapability;
   completion?: ModalityCapability;
+  /** A native Responses API (the `responses` translator): POST /v1/responses goes there instead of chat. */
+  responses?: ResponsesCapability;
   embeddings?: ModalityCapability;
   rerank?: ModalityCapability;
   transcription?: ModalityCapability;
@@ -185,6 +189,7 @@ export interface ProviderDefinition {
   capabilities: ProviderCapabilities;
   chat?: ChatTranslator;
   completion?: CompletionTranslator;
+  responses?: ResponsesTranslator;
   embeddings?: EmbeddingsTranslator;
   rerank?: RerankTranslator;
   files?: FilesTranslator;
@@ -246,6 +251,13 @@ export function providerProblems(value: unknown): string[] {
     if (!c || typeof c.toUpstream !== 'function' || typeof c.fromUpstream !== 'function' || typeof c.streamDecoder !== 'function') {
       problems.push(`provider ${d.slug}: declares completion but has no completion translator (toUpstream, fromUpstream, streamDecoder)`);
     }
+  }
+  if (d.capabilities?.responses) {
+    const r = d.responses;
+    if (!r || typeof r.toUpstream !== 'function' || typeof r.forgotPrevious !== 'function' || typeof r.streamFormat !== 'string') {
+      problems.push(`provider ${d.slug}: declares responses but has no responses translator (toUpstream, streamFormat, forgotPrevious)`);
+    }
+    if (typeof d.capabilities.responses.stream !== 'boolean') problems.push(`provider ${d.slug}: capabilities.responses.stream must be true or false`);
   }
   if (d.capabilities?.embeddings) {
     const e = d.embeddings;

@@ -12,7 +12,8 @@
  */
 import { responsesUsage, responseStatusOf } from '../canonical/responses.ts';
 import { OutputAssembler, type ResponsesEvent } from '../canonical/responses-stream.ts';
-import type { ChatCompletionChunk } from '../canonical/chat.ts';
+import { chatRequestOf, type ChatCompletionChunk } from '../canonical/chat.ts';
+import { nativeAnswerOf } from '../canonical/responses-native.ts';
 import { toGatewayError } from '../errors.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
 import { cancelResponse, findResponse, saveCancelledOutput, type ResponseEnd } from '../store/responses.ts';
@@ -21,7 +22,7 @@ import { startEventStream } from './chat.ts';
 import type { LocalEndpointDeps } from './endpoint.ts';
 import { responseObject, type ResponseView } from './responses-object.ts';
 import { liveResponses } from './responses-live.ts';
-import { endTurn, recordTurn, unstoredView, type ResponseTurn } from './responses-turn.ts';
+import { endTurn, nativeEnd, recordTurn, unstoredView, type ResponseTurn } from './responses-turn.ts';
 
 /** How often a stored stream reads its record to notice a cancel made on another instance. */
 export const RECORD_CHECK_INTERVAL_MS = 1000;
@@ -107,14 +108,14 @@ async function* responseEvents(ctx: GatewayContext, deps: LocalEndpointDeps, tur
       if (gw.signal.aborted) return; // the caller went away: recorded in finally
       const error = toGatewayError(failure);
       const closed = assembler.close('incomplete');
-      const view = await endTurn(deps, turn, { ...endOf(assembler, deps, 'failed'), error: { code: error.code, message: error.message } });
+      const view = await endTurn(deps, turn, { ...endOf(ctx, assembler, deps, 'failed'), error: { code: error.code, message: error.message } });
       settled = true;
       yield frames(closed) + frame({ type: 'error', code: error.code, message: error.message, param: null }) + frame({ type: FINAL_EVENT[view.status], response: responseObject(view) });
       return;
     }
     const status = responseStatusOf(assembler.finishReason);
     const closed = assembler.close(status === 'incomplete' ? 'incomplete' : 'completed');
-    const view = await endTurn(deps, turn, endOf(assembler, deps, status));
+    const view = await endTurn(deps, turn, endOf(ctx, assembler, deps, status));
     settled = true;
     yield frames(closed) + frame({ type: FINAL_EVENT[view.status], response: responseObject(view) });
   } finally {
@@ -128,7 +129,10 @@ async function* responseEvents(ctx: GatewayContext, deps: LocalEndpointDeps, tur
   }
 }
 
-function endOf(assembler: OutputAssembler, deps: LocalEndpointDeps, status: ResponseEnd['status']): ResponseEnd {
+/** The end of a stream; one a native Responses API answered records its final Response (output verbatim). */
+function endOf(ctx: GatewayContext, assembler: OutputAssembler, deps: LocalEndpointDeps, status: ResponseEnd['status']): ResponseEnd {
+  const native = status !== 'failed' ? nativeAnswerOf(chatRequestOf(ctx.state.gw.canonical!)) : undefined;
+  if (native) return nativeEnd(native, deps.clock.now());
   return {
     status, output: assembler.output(), usage: responsesUsage(assembler.usage), model: assembler.model, providerResponseId: assembler.upstreamId, completedAt: deps.clock.now(),
   };

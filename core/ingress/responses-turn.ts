@@ -3,7 +3,8 @@
  * canonical request, and the record's writes (in progress, then the end).
  */
 import type { callerOf } from '../api/batches-caller.ts';
-import type { InputItem } from '../canonical/responses.ts';
+import { responsesUsage, type InputItem } from '../canonical/responses.ts';
+import { usageOfNative, type NativeResponse } from '../canonical/responses-native.ts';
 import type { ResponsesCreateBody } from '../canonical/responses-request.ts';
 import { GatewayError } from '../errors.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
@@ -61,3 +62,14 @@ export async function endTurn(deps: LocalEndpointDeps, turn: ResponseTurn, end: 
   return (await findResponse(deps.db, turn.caller.tenantId, turn.id)) ?? unstoredView(turn, end);
 }
 
+/** The record's end of a turn a native Responses API answered: its output items verbatim, its id and usage. */
+export function nativeEnd(response: NativeResponse, completedAt: number): ResponseEnd {
+  return {
+    status: response.status === 'incomplete' ? 'incomplete' : 'completed',
+    output: response.output,
+    usage: responsesUsage(usageOfNative(response.usage)),
+    model: typeof response.model === 'string' ? response.model : null,
+    providerResponseId: response.id,
+    completedAt,
+  };
+}

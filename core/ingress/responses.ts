@@ -1,12 +1,15 @@
 /**
  * POST /v1/responses served through the chat translators, so every chat provider serves it: the create body (and
  * the stored chain of a continuation) -> the canonical chat request pinned to one provider, and the chat answer ->
- * a Response. With `store` (the default) the record is written before the caller sees the end of the answer.
+ * a Response. A provider with a native Responses API (openai, azure-openai) gets the native body too, and its
+ * Response is what is recorded. With `store` (the default) the record is written before the caller sees the end
+ * of the answer.
  */
 import { callerOf } from '../api/batches-caller.ts';
-import { chatResultOf } from '../canonical/chat.ts';
+import { chatRequestOf, chatResultOf } from '../canonical/chat.ts';
 import { conversationMessages, inputItems, outputItemsOf, responsesUsage, responseStatusOf } from '../canonical/responses.ts';
 import { chatBodyOf, type ResponsesCreateBody } from '../canonical/responses-request.ts';
+import { nativeAnswerOf, nativeResponsesRequest } from '../canonical/responses-native.ts';
 import { GatewayError, validationError, type ValidationIssue } from '../errors.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
 import { newResponseId, responseChain, responseNotFound, type ResponseEnd, type ResponseRecord } from '../store/responses.ts';
@@ -14,7 +17,7 @@ import { compileRequestSchema } from '../validation.ts';
 import type { DispatchEndpoint, LocalEndpointDeps } from './endpoint.ts';
 import { responseObject } from './responses-object.ts';
 import { streamResponse } from './responses-stream.ts';
-import { endTurn, recordTurn, rememberTurn, turnOf, type ResponseTurn } from './responses-turn.ts';
+import { endTurn, nativeEnd, recordTurn, rememberTurn, turnOf, type ResponseTurn } from './responses-turn.ts';
 import { BUILT_IN_ALIASES, responseObjectSchema, responsesRequestSchema, responsesStreamEventSchema } from './schemas/responses.ts';
 
 /**
@@ -53,13 +56,22 @@ export async function parseResponsesBody(raw: unknown, ctx: GatewayContext, deps
   if (issues.length > 0) throw validationError(issues);
   rememberTurn(ctx, { id: newResponseId(), body, input, provider, store: body.store !== false, caller, createdAt: deps.clock.now() });
   const stream = body.stream === true;
-  return { modality: 'chat' as const, model: body.model, stream, includeUsage: false, provider, body: chatBodyOf(body, messages, BUILT_IN_ALIASES) };
+  // On a provider with a native Responses API the turn goes there (core/dispatch/responses-call.ts); the chat body
+  // stays for the plugins, and for its targets that serve it through chat.
+  const support = deps.providers.get(provider)?.capabilities.responses;
+  const native = support ? nativeResponsesRequest(body, input, chain, support) : null;
+  return {
+    modality: 'chat' as const, model: body.model, stream, includeUsage: false, provider, body: chatBodyOf(body, messages, BUILT_IN_ALIASES),
+    ...(native ? { native } : {}),
+  };
 }
+
 
 async function respondComplete(ctx: GatewayContext, deps: LocalEndpointDeps, turn: ResponseTurn): Promise<void> {
   const gw = ctx.state.gw;
   const result = chatResultOf(gw.result!);
-  const end: ResponseEnd = {
+  const native = nativeAnswerOf(chatRequestOf(gw.canonical!));
+  const end: ResponseEnd = native ? nativeEnd(native, deps.clock.now()) : {
     status: responseStatusOf(result.choices[0]?.finish_reason),
     output: outputItemsOf(result),
     usage: responsesUsage(result.usage),

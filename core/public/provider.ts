@@ -7,7 +7,7 @@ export type {
   BatchCounts, BatchEndpoint, BatchesTranslator, BatchLine, BatchResultLine, BatchStatus, BatchStorageIO, BatchSubmitPlan, ProviderBatch,
   BuiltInToolName, ChatCapability, ChatStreamDecoder, ChatTranslator, CompletionTranslator, EmbeddingsTranslator,
   FilePurpose, FilesTranslator, FileUploadInfo, FileUploadPlan, PartsUploadPlan, UploadAnswer, UploadedFile, UploadPart,
-  ModalityCapability, ProviderCapabilities, ProviderDefinition, ProviderIO, ProviderTarget, RerankTranslator,
+  ModalityCapability, ProviderCapabilities, ProviderDefinition, ProviderIO, ProviderTarget, RerankTranslator, ResponsesCapability, ResponsesTranslator,
   StreamEvent, StreamFormat, UpstreamMethod, UpstreamRequest,
 } from '../dispatch/provider.ts';
 export { transportError, upstreamStatusError, type UpstreamErrorDetails } from '../dispatch/upstream-errors.ts';

@@ -9,6 +9,7 @@ import { azureOpenAiCompletion } from './completion.ts';
 import { azureAiEmbeddings, azureOpenAiEmbeddings } from './embeddings.ts';
 import { azureErrorFromBody } from './errors.ts';
 import { azureOpenAiFiles } from './files.ts';
+import { azureOpenAiResponses } from './responses.ts';
 
 export const azureOpenAi = defineProvider({
   slug: 'azure-openai',
@@ -26,15 +27,20 @@ export const azureOpenAi = defineProvider({
         type: 'object', additionalProperties: { type: 'string', minLength: 1 },
         description: 'Upstream model name -> deployment name, for deployments not named after their model; by default the deployment is the upstream model.',
       },
+      nativeResponses: {
+        type: 'boolean', default: true,
+        description: 'POST /v1/responses goes to the Responses API (the v1 API: /openai/v1/responses); false serves it through chat, for a resource or region without it.',
+      },
     },
   },
   capabilities: {
-    chat: { stream: true, tools: true, vision: true, n: true }, completion: { stream: true }, embeddings: {}, files: {},
+    chat: { stream: true, tools: true, vision: true, n: true }, completion: { stream: true }, responses: { stream: true }, embeddings: {}, files: {},
     // Its Batch API is OpenAI's: polled, for batches made on Azure and registered by id.
     batch: { submit: false },
   },
   chat: azureOpenAiChat,
   completion: azureOpenAiCompletion,
+  responses: azureOpenAiResponses,
   embeddings: azureOpenAiEmbeddings,
   files: azureOpenAiFiles,
   batches: azureOpenAiBatches,

@@ -5,6 +5,7 @@ import { openaiCompletion } from './completion.ts';
 import { openaiEmbeddings } from './embeddings.ts';
 import { openaiErrorFromBody } from './errors.ts';
 import { openaiFiles } from './files.ts';
+import { openaiResponses } from './responses.ts';
 
 export default defineProvider({
   slug: 'openai',
@@ -17,17 +18,23 @@ export default defineProvider({
     properties: {
       organization: { type: 'string', description: 'Sent as OpenAI-Organization.' },
       project: { type: 'string', description: 'Sent as OpenAI-Project.' },
+      nativeResponses: {
+        type: 'boolean', default: true,
+        description: 'POST /v1/responses goes to the Responses API (POST /responses); false serves it through chat, for a base URL that has no Responses API.',
+      },
     },
   },
   capabilities: {
     chat: { stream: true, tools: true, vision: true, n: true, files: true, builtInTools: ['web_search'] },
     completion: { stream: true },
+    responses: { stream: true, builtInTools: ['web_search', 'web_search_preview'] },
     embeddings: {},
     files: {},
     batch: { submit: true },
   },
   chat: openaiChat,
   completion: openaiCompletion,
+  responses: openaiResponses,
   embeddings: openaiEmbeddings,
   files: openaiFiles,
   batches: openaiBatches,

@@ -38,6 +38,8 @@ providers:
   openai:
     baseUrl: ${openaiBaseUrl}
     apiKey: sk-upstream-secret
+    # The chat fake has no Responses API: these tests cover the chat path (responses-native*.test.ts the native one).
+    options: { nativeResponses: false }
   anthropic:
     baseUrl: ${anthropicUrl}/v1
     apiKey: sk-ant-fake
