@@ -24,6 +24,9 @@ export interface NativeResponsesSupport { builtInTools?: readonly string[] }
 
 type Item = Record<string, unknown> & { type?: unknown };
 
+/** How OpenAI's (and Azure's) Responses API names its responses. */
+const NATIVE_RESPONSE_ID_PREFIX = 'resp_';
+
 const hasFileId = (item: unknown) => {
   const content = (item as { content?: unknown } | null)?.content;
   return Array.isArray(content) && content.some((part: { file_id?: unknown } | null) => typeof part?.file_id === 'string');
@@ -55,7 +58,9 @@ export function nativeResponsesRequest(body: ResponsesCreateBody, input: InputIt
 
   const previous = chain.at(-1);
   const fallback = previous ? { ...params, input: [...chain.flatMap((turn) => [...turn.input, ...turn.output].flatMap(replayItem)), ...input] } : null;
-  if (previous && !previous.providerResponseId) return { body: fallback!, fallback: null };
+  // Only a turn the Responses API itself answered can be named upstream: a turn served through chat has a
+  // chat completion's id (chatcmpl-...), which the provider would refuse; its conversation goes whole instead.
+  if (previous && !previous.providerResponseId?.startsWith(NATIVE_RESPONSE_ID_PREFIX)) return { body: fallback!, fallback: null };
   return { body: { ...params, input, ...(previous ? { previous_response_id: previous.providerResponseId } : {}) }, fallback };
 }
 

@@ -62,12 +62,16 @@ describe('the native request and answer', () => {
     assert.ok(nativeResponsesRequest({ ...base, tools: [{ type: 'web_search' }] }, input, [], { builtInTools: ['web_search'] }));
   });
 
-  test('a previous turn without a provider id: the whole conversation at once', () => {
+  test('a previous turn without a native provider id (none, or a chat completion\'s): the whole conversation at once', () => {
     const input = [{ type: 'message' as const, role: 'user' as const, content: 'again' }];
-    const native = nativeResponsesRequest({ model: 'm', input: 'again' }, input, [{ input: [{ role: 'user', content: 'first' }], output: [], providerResponseId: null }], {})!;
-    assert.equal(native.fallback, null);
-    assert.deepEqual(native.body.input, [{ type: 'message', role: 'user', content: 'first' }, ...input]);
-    assert.equal(native.body.previous_response_id, undefined);
+    for (const providerResponseId of [null, 'chatcmpl-abc']) {
+      const native = nativeResponsesRequest({ model: 'm', input: 'again' }, input, [{ input: [{ role: 'user', content: 'first' }], output: [], providerResponseId }], {})!;
+      assert.equal(native.fallback, null);
+      assert.deepEqual(native.body.input, [{ type: 'message', role: 'user', content: 'first' }, ...input]);
+      assert.equal(native.body.previous_response_id, undefined);
+    }
+    const named = nativeResponsesRequest({ model: 'm', input: 'again' }, input, [{ input: [], output: [], providerResponseId: 'resp_1' }], {})!;
+    assert.equal(named.body.previous_response_id, 'resp_1');
   });
 
   test('the native answer as chat: text, function calls, refusal, an incomplete end, usage with details', () => {
