@@ -1,22 +1,7 @@
-/** Who calls a batch endpoint, as a batch record keeps it, and the webhook URL checked with the outbound rules. */
+/** A batch's completion webhook URL, checked with the outbound rules at submit. */
 import { validationError } from '../errors.ts';
 import type { LocalEndpointDeps } from '../ingress/endpoint.ts';
 import { checkUrl, compileOutboundPolicy, OutboundRefusedError } from '../outbound/policy.ts';
-import type { GatewayContext } from '../pipeline/context.ts';
-
-export type BatchCaller = ReturnType<typeof callerOf>;
-
-export function callerOf(ctx: GatewayContext) {
-  const caller = ctx.state.gw.caller;
-  return {
-    tenantId: caller?.tenantId ?? 'default',
-    callerKind: caller?.kind ?? 'api_key',
-    apiKeyId: caller?.kind === 'api_key' ? caller.id : null,
-    userId: caller?.kind === 'jwt' ? caller.id : null,
-    organizationId: caller?.organizationId ?? null,
-    departmentId: caller?.departmentId ?? null,
-  };
-}
 
 export function webhookUrl(deps: LocalEndpointDeps, url: string | null): string | null {
   if (url === null) return null;

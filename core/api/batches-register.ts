@@ -12,7 +12,8 @@ import type { LocalEndpointDeps } from '../ingress/endpoint.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
 import { findByProviderBatch, insertBatch, isTerminal, newBatchId } from '../store/batches.ts';
 import { newWebhookSecret } from '../webhooks/sign.ts';
-import { callerOf, webhookUrl } from './batches-caller.ts';
+import { callerOf } from '../pipeline/recorded-caller.ts';
+import { webhookUrl } from './batches-caller.ts';
 import { batchObject, pollInterval, pollJob } from './batches-common.ts';
 import type { BatchSubmit } from './batches-request.ts';
 

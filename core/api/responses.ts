@@ -13,7 +13,7 @@ import {
   cancelResponse, deleteResponse, findResponse, listResponses, responseNotFound, responsePositionAfter, type ResponseRecord,
 } from '../store/responses.ts';
 import { isGatewayId } from '../store/ids.ts';
-import { callerOf } from './batches-caller.ts';
+import { callerOf } from '../pipeline/recorded-caller.ts';
 import { responseDeletedSchema, responseListSchema, responseObjectSchema } from './responses-schemas.ts';
 
 const ROUTE = '/v1/responses';

@@ -7,8 +7,8 @@ import type { ResponseRecord } from '../store/responses.ts';
 
 const seconds = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000));
 
-export type ResponseView = Pick<ResponseRecord,
-  'id' | 'provider' | 'providerResponseId' | 'requestedModel' | 'model' | 'previousResponseId' | 'status' | 'instructions' | 'output' | 'usage' | 'error' | 'metadata' | 'createdAt' | 'completedAt'>;
+/** A record without what only the gateway reads (who made it and with which input). */
+export type ResponseView = Omit<ResponseRecord, 'tenantId' | 'input' | 'callerKind' | 'apiKeyId' | 'userId'>;
 
 export function responseObject(record: ResponseView) {
   return {

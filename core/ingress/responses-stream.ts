@@ -16,7 +16,7 @@ import { chatRequestOf, type ChatCompletionChunk } from '../canonical/chat.ts';
 import { nativeAnswerOf } from '../canonical/responses-native.ts';
 import { toGatewayError } from '../errors.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
-import { cancelResponse, findResponse, saveCancelledOutput, type ResponseEnd } from '../store/responses.ts';
+import { cancelResponse, findResponse, saveCancelledOutput, type ResponseEnd, type ResponseUsage } from '../store/responses.ts';
 import { encodeSse } from '../streaming/sse.ts';
 import { startEventStream } from './chat.ts';
 import type { LocalEndpointDeps } from './endpoint.ts';
@@ -142,7 +142,7 @@ function endOf(ctx: GatewayContext, assembler: OutputAssembler, deps: LocalEndpo
  * The cancelled response: cancelled here, the cancel endpoint has written the record (with the partial output it
  * was handed); cancelled elsewhere, the record holds no output yet and this instance saves it.
  */
-async function cancelledView(deps: LocalEndpointDeps, turn: ResponseTurn, stop: Stop, produced: { output: unknown[]; usage: ResponseEnd['usage'] }): Promise<ResponseView> {
+async function cancelledView(deps: LocalEndpointDeps, turn: ResponseTurn, stop: Stop, produced: { output: unknown[]; usage: ResponseUsage | null }): Promise<ResponseView> {
   const now = deps.clock.now();
   if (!turn.store) return unstoredView(turn, { status: 'cancelled', ...produced, completedAt: now });
   if (stop === 'remote') await saveCancelledOutput(deps.db, turn.id, produced.output, produced.usage);

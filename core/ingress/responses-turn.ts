@@ -2,7 +2,7 @@
  * One POST /v1/responses turn between parse and respond: what the answer and the record need besides the
  * canonical request, and the record's writes (in progress, then the end).
  */
-import type { callerOf } from '../api/batches-caller.ts';
+import type { RecordedCaller } from '../pipeline/recorded-caller.ts';
 import { responsesUsage, type InputItem } from '../canonical/responses.ts';
 import { usageOfNative, type NativeResponse } from '../canonical/responses-native.ts';
 import type { ResponsesCreateBody } from '../canonical/responses-request.ts';
@@ -19,7 +19,7 @@ export interface ResponseTurn {
   input: InputItem[];
   provider: string;
   store: boolean;
-  caller: ReturnType<typeof callerOf>;
+  caller: RecordedCaller;
   createdAt: number;
 }
 

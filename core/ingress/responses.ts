@@ -5,7 +5,7 @@
  * Response is what is recorded. With `store` (the default) the record is written before the caller sees the end
  * of the answer.
  */
-import { callerOf } from '../api/batches-caller.ts';
+import { callerOf } from '../pipeline/recorded-caller.ts';
 import { chatRequestOf, chatResultOf } from '../canonical/chat.ts';
 import { conversationMessages, inputItems, outputItemsOf, responsesUsage, responseStatusOf } from '../canonical/responses.ts';
 import { chatBodyOf, type ResponsesCreateBody } from '../canonical/responses-request.ts';

@@ -25,6 +25,7 @@ const NOT_PLUGIN_NAMES: Array<{ file: string; line: string; why: string }> = [
   { file: 'core/ingress/schemas/embeddings.ts', line: "required: ['object', 'data', 'model', 'usage']", why: 'the OpenAI wire field `usage`' },
   { file: 'core/ingress/schemas/completions.ts', line: "required: ['id', 'object', 'created', 'model', 'choices', 'usage']", why: 'the OpenAI wire field `usage`' },
   { file: 'core/ingress/schemas/messages.ts', line: "required: ['id', 'type', 'role', 'content', 'model', 'stop_reason', 'stop_sequence', 'usage']", why: 'the Messages wire field `usage`' },
+  { file: 'core/api/responses-schemas.ts', line: "required: ['id', 'object', 'provider', 'provider_response_id', 'model', 'previous_response_id', 'status', 'instructions', 'output', 'usage',", why: 'the Responses wire field `usage`' },
 ];
 
 describe('the core names no plugin', () => {
@@ -65,6 +66,7 @@ describe('the public entry points', () => {
   test('aigw/plugin reaches only the contract\'s own files', () => {
     assert.deepEqual([...reachable(['core/public/plugin.ts'])].sort(), [
       'core/canonical/chat.ts', 'core/canonical/completion.ts', 'core/canonical/embeddings.ts', 'core/canonical/rerank.ts',
+      'core/canonical/responses-native.ts', 'core/canonical/responses-request.ts', 'core/canonical/responses.ts',
       'core/config/types.ts', 'core/errors.ts', 'core/json-schema.ts', 'core/log.ts',
       'core/pipeline/caller.ts', 'core/pipeline/context.ts', 'core/pipeline/metered.ts', 'core/pipeline/plugin.ts', 'core/pipeline/routes.ts',
       'core/pipeline/services.ts', 'core/pipeline/slot.ts', 'core/public/plugin.ts', 'core/store/kv-operation.ts',
@@ -74,7 +76,8 @@ describe('the public entry points', () => {
   test('aigw/provider reaches only the translator contract, the canonical types and the error helpers', () => {
     assert.deepEqual([...reachable(['core/public/provider.ts'])].sort(), [
       'core/canonical/chat.ts', 'core/canonical/completion.ts', 'core/canonical/embeddings.ts', 'core/canonical/rerank.ts',
-      'core/dispatch/provider-batches.ts', 'core/dispatch/provider-files.ts', 'core/dispatch/provider.ts', 'core/dispatch/upstream-errors.ts', 'core/errors.ts', 'core/json-schema.ts',
+      'core/canonical/responses-native.ts', 'core/canonical/responses-request.ts', 'core/canonical/responses.ts',
+      'core/dispatch/provider-batches.ts', 'core/dispatch/provider-files.ts', 'core/dispatch/provider-responses.ts', 'core/dispatch/provider.ts', 'core/dispatch/upstream-errors.ts', 'core/errors.ts', 'core/json-schema.ts',
       'core/public/provider.ts', 'core/streaming/events.ts',
     ]);
   });
