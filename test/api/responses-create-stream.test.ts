@@ -169,4 +169,27 @@ describe('POST /v1/responses (streamed)', () => {
     assert.equal(row.status, 'cancelled');
     assert.equal(row.output[0].content[0].text, 'Partial', 'the streaming instance saved what it had produced');
   });
+
+  test('POST /v1/responses/:id/cancel mid-stream on the same instance: the upstream is aborted at once, the record keeps the partial output', async () => {
+    const upstreamClosed = hangingAnthropic();
+    const stream = client.responses.stream({ model: 'claude', input: 'Go on forever' });
+    const types: string[] = [];
+    let id = '';
+    let cancelled: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === 'response.created') id = event.response.id;
+      if (event.type === 'response.output_text.delta' && !cancelled) cancelled = await client.responses.cancel(id);
+    }
+    await upstreamClosed;
+    // The client derives output_text on create and retrieve only: the cancel's answer is read from its output.
+    const text = (cancelled!.output[0] as OpenAI.Responses.ResponseOutputMessage).content[0] as OpenAI.Responses.ResponseOutputText;
+    assert.deepEqual([cancelled!.status, text.text], ['cancelled', 'Partial'], 'the cancel answers what the stream had produced');
+    assert.equal(types.at(-1), 'response.incomplete');
+    const final = await stream.finalResponse();
+    assert.deepEqual([final.status, final.output_text], ['cancelled', 'Partial']);
+    const row = (await rowOf(id))!;
+    assert.deepEqual([row.status, row.output[0].content[0].text], ['cancelled', 'Partial']);
+    assert.deepEqual([(await client.responses.cancel(id)).status], ['cancelled'], 'a second cancel answers the record unchanged');
+  });
 });
