@@ -18,9 +18,14 @@ function chatCell(provider: ProviderDefinition): string {
   return `yes (${flags.join(', ') || 'no streaming, tools, images or n'}${builtIns})`;
 }
 
+/** Besides the modalities: a native Responses API, and batches (submitted, or only polled once registered). */
 function otherModalities(provider: ProviderDefinition): string {
   const caps = provider.capabilities as Record<string, ModalityCapability | undefined>;
-  return MODALITIES.filter((m) => m !== 'chat' && caps[m]).join(', ');
+  const cells: string[] = MODALITIES.filter((m) => m !== 'chat' && caps[m]);
+  if (provider.capabilities.responses) cells.push('responses (native)');
+  const batch = provider.capabilities.batch;
+  if (batch) cells.push(batch.submit === false ? 'batch (polled)' : 'batch');
+  return cells.join(', ');
 }
 
 /** How many registered providers serve each modality they declare, in the modalities' order. */
