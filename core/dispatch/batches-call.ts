@@ -6,11 +6,9 @@
  */
 import { decodeNdjson } from '../streaming/ndjson.ts';
 import { badAnswer, exchange, exchangeJson, unsupported, type CallDeps } from './exchange.ts';
-import { deleteProviderFile, uploadFile } from './files-call.ts';
+import { deleteProviderFile, Sender, uploadFile } from './files-call.ts';
 import type { BatchEndpoint, BatchesTranslator, BatchLine, ProviderBatch } from './provider-batches.ts';
 import type { ProviderDefinition, ProviderTarget, UpstreamRequest } from './provider.ts';
-import { readBody, readErrorBody } from './upstream.ts';
-import { isAbort, transportError } from './upstream-errors.ts';
 
 /** The provider's batches translator, or 400 CAPABILITY_NOT_SUPPORTED before any I/O. */
 export function batchesTranslatorFor(provider: ProviderDefinition, submitting: boolean): BatchesTranslator {
@@ -77,24 +75,12 @@ export async function locateBatchResults(
 ): Promise<ProviderBatch> {
   const translator = batchesTranslatorFor(provider, false);
   if (!translator.locateResults) return batch;
+  const sender = new Sender(deps, provider, target, signal);
   const text = (request: UpstreamRequest) => deps.breakers.run(target.slug, target.baseUrl, async () => {
-    let response;
-    try {
-      const authorized = provider.authorize ? await provider.authorize(request, target, deps.io, signal) : request;
-      response = await deps.upstream.send(target.baseUrl, authorized, signal);
-    } catch (err) {
-      throw isAbort(err) ? err : transportError(target.slug, err, 'request');
-    }
-    if (response.statusCode === 404) {
-      await response.body.dump();
-      return null;
-    }
-    if (response.statusCode >= 400) throw provider.mapError(response.statusCode, await readErrorBody(response), target, response.headers);
-    try {
-      return (await readBody(response, deps.upstream.maxBodyBytes)).toString('utf8');
-    } catch (err) {
-      throw isAbort(err) ? err : transportError(target.slug, err, 'request');
-    }
+    const response = await sender.send(request, undefined, [404]);
+    if (response.statusCode !== 404) return (await sender.answer(response)).text;
+    await response.body.dump();
+    return null;
   });
   return translator.locateResults(batch, target, { text });
 }

@@ -84,7 +84,11 @@ export async function* partsOf(source: AsyncIterable<Buffer>, size: number): Asy
 /** A byte stream undici pulls from at its own pace; objectMode off so its buffer is bounded in bytes. */
 const pulled = (source: AsyncIterable<Buffer>) => Readable.from(source, { objectMode: false, highWaterMark: 64 * 1024 });
 
-class Sender {
+/**
+ * Sends to one provider target outside the chat exchange: authorized, an error answer mapped by the provider (but
+ * for `okStatuses`), the caller's own fault reported as that. Uploads and batch storage reads use it.
+ */
+export class Sender {
   constructor(private readonly deps: CallDeps, private readonly provider: ProviderDefinition, private readonly target: ProviderTarget,
     private readonly signal: AbortSignal, private readonly callerFault: () => Error | undefined = () => undefined) {}
 
@@ -124,14 +128,9 @@ class Sender {
   }
 
   async json(response: UpstreamResponse): Promise<unknown> {
-    let bytes: Buffer;
+    const { text } = await this.answer(response);
     try {
-      bytes = await readBody(response, this.deps.upstream.maxBodyBytes);
-    } catch (err) {
-      throw isAbort(err) ? err : transportError(this.target.slug, err, 'request');
-    }
-    try {
-      return JSON.parse(bytes.toString('utf8'));
+      return JSON.parse(text);
     } catch {
       throw badAnswer(this.target, 'an upload answer that is not JSON');
     }
