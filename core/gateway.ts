@@ -15,6 +15,8 @@ import { buildOpenApiDocument, openApiRouter } from './api/openapi.ts';
 import type { LoadedConfig } from './boot/load.ts';
 import { Breakers } from './dispatch/breakers.ts';
 import { createDispatcher } from './dispatch/dispatcher.ts';
+import { createEmbeddingService } from './dispatch/embed.ts';
+import type { EmbeddingService } from './pipeline/embed.ts';
 import { createProviderIO } from './dispatch/provider-io.ts';
 import { RoutingTable } from './dispatch/routing.ts';
 import { UpstreamClient } from './dispatch/upstream.ts';
@@ -144,9 +146,17 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     ...config.jobs,
     shutdownTimeoutMs: config.server.shutdownTimeoutMs,
   });
+  // Bound once the dispatcher exists, which needs the plugins set up first.
+  let embeddings: EmbeddingService | undefined;
   const pluginServices: PluginServices = {
     config, db, kv, logger, clock,
     identity: { authenticate: (credential) => identity.authenticator.authenticate(credential) },
+    embeddings: {
+      embed: (request) => {
+        if (!embeddings) throw new Error('embeddings are served once the gateway is set up, not during plugin init');
+        return embeddings.embed(request);
+      },
+    },
     onClose: (hook) => closeHooks.push(hook),
   };
 
@@ -180,6 +190,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     io, db, now: clock.now,
     gatewayTools: new Map(),
   });
+  embeddings = createEmbeddingService({ dispatcher, routing, meterWork, now: clock.now });
   registerBatchJobs(jobs, {
     config, db, providers: loaded.providers, routing, call: { upstream, breakers, io }, jobs, now: clock.now, logger,
     meterWork,

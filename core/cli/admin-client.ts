@@ -54,6 +54,8 @@ export async function withAdminApi<T>(loaded: LoadedConfig, work: (admin: AdminC
     const services: PluginServices = {
       config, db: stores.db, kv: stores.kv, logger: silentLogger(), clock: { now: Date.now },
       identity: { authenticate: (credential) => identity.authenticator.authenticate(credential) },
+      // The admin API serves no traffic: nothing here embeds.
+      embeddings: { embed: async () => { throw new Error('the CLI\'s admin API makes no embeddings'); } },
       onClose: (hook) => closeHooks.push(hook),
     };
     const plugins = loaded.plugins.list();

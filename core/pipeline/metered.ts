@@ -1,22 +1,24 @@
 /**
- * Work metered outside a request: a batch's requests, summed once it ends. The core reports it to every
+ * Work metered outside a request: a batch's requests, summed once it ends; an embedding the gateway made on its
+ * own behalf (core/pipeline/embed.ts). The core reports it to every
  * registered plugin (PluginDefinition.onMeteredWork, in registration order) through gateway.meterWork; each
  * plugin records it once per `id`, so the reporter retries until every plugin took it (a poll after a restart
  * may report the same work again).
  */
 import type { Modality, Usage } from '../canonical/chat.ts';
+import type { EmbedPurpose } from './embed.ts';
 
 export interface MeteredWork {
-  /** Stable: the same work reported again is recorded once (batch id). */
+  /** Stable: the same work reported again is recorded once (batch id, or one id per embed call). */
   id: string;
-  source: 'batch';
+  source: 'batch' | EmbedPurpose;
   tenantId: string;
   organizationId: string | null;
   departmentId: string | null;
   callerKind: 'api_key' | 'jwt';
   apiKeyId: string | null;
   userId: string | null;
-  /** The batch's endpoint, e.g. /v1/chat/completions. */
+  /** The batch's endpoint, e.g. /v1/chat/completions; /v1/embeddings for the gateway's own embeddings. */
   endpoint: string;
   modality: Modality;
   provider: string;

@@ -6,6 +6,7 @@ import type { GatewayConfig } from '../config/types.ts';
 import type { Log, LogFn } from '../log.ts';
 import type { KvOperation } from '../store/kv-operation.ts';
 import type { Caller, Credential } from './caller.ts';
+import type { EmbeddingService } from './embed.ts';
 
 export interface Clock {
   /** Wall time in ms since the epoch. */
@@ -58,6 +59,8 @@ export interface PluginServices {
   readonly logger: PluginLogger;
   readonly clock: Clock;
   readonly identity: IdentityService;
+  /** Embeddings through the gateway's own dispatch, metered in the name of the caller they serve. */
+  readonly embeddings: EmbeddingService;
   /** Runs at shutdown after in-flight requests finish and before the stores close (flush buffers here). */
   onClose(hook: () => Promise<void>): void;
 }
