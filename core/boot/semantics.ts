@@ -2,6 +2,9 @@
 import { missingPlaceholders } from '../dispatch/base-url.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
 import type { PluginRegistry } from '../pipeline/registry.ts';
+import type { EntryCheckContext } from '../pipeline/plugin.ts';
+import type { ProviderCapabilities } from '../dispatch/provider.ts';
+import type { Modality } from '../canonical/chat.ts';
 import { parseRange } from '../identity/addresses.ts';
 import { allowListEntryKind } from '../outbound/policy.ts';
 import { endpointPaths } from '../api/endpoints.ts';
@@ -21,11 +24,12 @@ export interface SemanticIssue {
 export const CALLER = 'caller';
 
 export function semanticIssues(config: GatewayConfig, providers: ProviderRegistry, plugins: PluginRegistry): SemanticIssue[] {
-  return [...serverIssues(config), ...pipelineIssues(config, plugins), ...pluginEntryIssues(config, plugins), ...modelIssues(config), ...providerIssues(config, providers)];
+  return [...serverIssues(config), ...pipelineIssues(config, plugins), ...pluginEntryIssues(config, plugins, providers), ...modelIssues(config), ...providerIssues(config, providers)];
 }
 
 /** Each plugin's own rules across its entries (PluginDefinition.checkEntries), which start would otherwise meet in setup. */
-function pluginEntryIssues(config: GatewayConfig, plugins: PluginRegistry): SemanticIssue[] {
+function pluginEntryIssues(config: GatewayConfig, plugins: PluginRegistry, providers: ProviderRegistry): SemanticIssue[] {
+  const context: EntryCheckContext = { config, modelServes: (id, modality) => modelServes(config, providers, id, modality) };
   const entries = new Map<string, Array<{ pointer: string; config: unknown }>>();
   config.pipelines.forEach((pipeline, i) => pipeline.plugins.forEach((entry, j) => {
     const list = entries.get(entry.name) ?? [];
@@ -35,11 +39,19 @@ function pluginEntryIssues(config: GatewayConfig, plugins: PluginRegistry): Sema
   return [...entries].flatMap(([name, list]) => {
     const check = plugins.get(name)?.checkEntries;
     if (!check) return [];
-    return check(list.map((e) => e.config as never)).map(({ entry, message }) => ({
+    return check(list.map((e) => e.config as never), context).map(({ entry, message }) => ({
       pointer: list[entry]?.pointer ?? '/pipelines',
       message: `plugin "${name}": ${message}`,
     }));
   });
+}
+
+/** Whether an enabled model of `models` has a target whose provider's translator serves the modality. */
+function modelServes(config: GatewayConfig, providers: ProviderRegistry, id: string, modality: Modality): boolean {
+  const model = config.models.find((m) => m.id === id);
+  if (!model || !model.enabled) return false;
+  const slugs = model.targets ? model.targets.map((t) => t.provider) : model.provider !== undefined ? [model.provider] : [];
+  return slugs.some((slug) => Boolean(providers.get(slug)?.capabilities[modality as keyof ProviderCapabilities]));
 }
 
 /** HS256 with a short secret can be brute-forced offline from any token a user holds. */

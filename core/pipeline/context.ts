@@ -17,6 +17,14 @@ export interface ResolvedTarget {
   upstreamModel: string;
 }
 
+/** One chunk of a vector store's file that a plugin put into the request. */
+export interface RetrievedChunk {
+  storeId: string;
+  fileId: string;
+  chunkIndex: number;
+  score: number;
+}
+
 export type StreamStatus = 'completed' | 'aborted' | 'failed';
 
 export interface StreamOutcome {
@@ -85,6 +93,13 @@ export interface GatewayState {
   usageEstimated?: boolean;
   /** A streaming answer; read it only through a stage. */
   stream?: AsyncIterable<ChatCompletionChunk>;
+  /**
+   * Set by a plugin that answered from a cache (gw.result or gw.stream) without calling a provider: the answer
+   * cost nothing upstream. Usage records it at cost 0, budgets charge nothing. `similarity` is 1 for an exact hit.
+   */
+  servedFromCache?: { kind: 'exact' | 'semantic'; similarity: number };
+  /** The stored chunks a plugin added to the request as context (retrieval-augmented generation), for the usage record. */
+  retrieval?: { chunks: RetrievedChunk[] };
   /** Adds the calling plugin's stage to the response path (see ResponseStage for the order). */
   stage(stage: ResponseStage): void;
 }

@@ -5,6 +5,8 @@
  * (requires / provides), so that the core checks order without knowing any plugin's name. Order comes from the
  * pipeline's list in pipelines.yaml; a plugin that answers early does not call next().
  */
+import type { Modality } from '../canonical/chat.ts';
+import type { GatewayConfig } from '../config/types.ts';
 import type { JsonSchema } from '../json-schema.ts';
 import { errorCodeProblem } from '../errors.ts';
 import type { GatewayMiddleware } from './context.ts';
@@ -31,6 +33,14 @@ export interface PluginErrorCode {
    * and rate-limit refusals are, for errors clients must tell apart by code whatever the endpoint.
    */
   envelope?: 'endpoint' | 'canonical';
+}
+
+/** What checkEntries may read beside the entries: the rest of the file, and what its models can serve. */
+export interface EntryCheckContext {
+  /** The validated file, defaults applied. */
+  readonly config: Readonly<GatewayConfig>;
+  /** Whether `models` has an enabled model of this id with a target whose provider serves the modality. */
+  modelServes(modelId: string, modality: Modality): boolean;
 }
 
 export interface PluginDefinition<Config = Record<string, unknown>, Shared = undefined> {
@@ -65,10 +75,10 @@ export interface PluginDefinition<Config = Record<string, unknown>, Shared = und
   adminRoutes?: ReadonlyArray<PluginAdminRoute<Shared>>;
   /**
    * Rules across the plugin's entries (of every pipeline, in file order) that its schema cannot say, such as
-   * entries sharing one instance having to agree. The loader runs it, so `aigw validate` refuses with file:line
+   * entries sharing one instance having to agree, or a model an entry names having to exist. The loader runs it, so `aigw validate` refuses with file:line
    * what `start` would. Returns the offending entries by their index in `entries`; setup may assume it passed.
    */
-  checkEntries?(entries: readonly Config[]): Array<{ entry: number; message: string }>;
+  checkEntries?(entries: readonly Config[], context: EntryCheckContext): Array<{ entry: number; message: string }>;
   /**
    * Work metered outside a request (a batch that ended), reported once it is over, whether or not the plugin is
    * in a pipeline. Must be idempotent per work.id: the same work may be reported again, and concurrently by two

@@ -165,7 +165,7 @@ export default definePlugin<BudgetPluginConfig, BudgetService>({
         throw err;
       }
       // Answered by a later plugin (a cache hit) without calling a provider: it cost nothing.
-      if (!gw.target) return settle(0);
+      if (!gw.target || gw.servedFromCache) return settle(0);
       const cost = (usage: Parameters<typeof costMicros>[1]) => costMicros(price.pricing, usage);
       if (gw.stream) {
         gw.stage({ complete: (outcome) => void settle(streamMicros(outcome, cost, estimate)) });

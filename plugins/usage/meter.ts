@@ -155,7 +155,7 @@ export class RequestMeter {
     const total = usage && typeof usage.total_tokens === 'number' ? tokenCount(usage.total_tokens) : prompt + completion;
     const searchUnits = tokenCount(ending.searchUnits);
     // Answered without a provider (a plugin's cache hit, say): units are recorded, nothing was spent.
-    const spent = gw.target
+    const spent = gw.target && !gw.servedFromCache
       ? { prompt_tokens: prompt, completion_tokens: completion, prompt_tokens_details: { cached_tokens: cached }, search_units: searchUnits }
       : { prompt_tokens: 0, completion_tokens: 0 };
 
@@ -196,6 +196,8 @@ export class RequestMeter {
       ttfbMs,
       status: ending.status,
       errorCode,
+      cacheStatus: gw.servedFromCache ? (gw.servedFromCache.kind === 'exact' ? 'hit' : 'semantic-hit') : null,
+      retrieval: gw.retrieval ? JSON.stringify(gw.retrieval) : null,
     });
   }
 }

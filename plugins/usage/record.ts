@@ -42,6 +42,10 @@ export interface UsageRecord {
   errorCode: string | null;
   /** How many requests the record stands for: 1 (the default) for one request, the line count for a batch. */
   requests?: number;
+  /** Answered from a cache without calling a provider: 'hit' (exact) or 'semantic-hit'; absent otherwise. */
+  cacheStatus?: 'hit' | 'semantic-hit' | null;
+  /** The vector-store chunks put into the request as context (gw.retrieval), as JSON text; absent when none. */
+  retrieval?: string | null;
 }
 
 /** Column, its SQL array type, and how a record gives it. Order is the INSERT's. */
@@ -75,6 +79,8 @@ const COLUMNS: Array<[string, string, (r: UsageRecord) => unknown]> = [
   ['status', 'text', (r) => r.status],
   ['error_code', 'text', (r) => r.errorCode],
   ['requests', 'integer', (r) => r.requests ?? 1],
+  ['cache_status', 'text', (r) => r.cacheStatus ?? null],
+  ['retrieval', 'jsonb', (r) => r.retrieval ?? null],
 ];
 
 const INSERT = `INSERT INTO usage_records (${COLUMNS.map(([name]) => name).join(', ')})

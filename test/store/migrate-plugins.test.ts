@@ -41,8 +41,11 @@ describe('plugin migrations', () => {
       VALUES ('00000000-0000-4000-8000-000000000001', 'r1', now(), 't1', '/v1/embeddings', false, 1, 'completed', 'embeddings')`);
 
     const result = await migrate(db, builtInMigrations);
-    assert.deepEqual(result.applied, ['usage/0001_usage_records', 'usage/0002_modality', 'usage/0003_request_count', 'budget/0001_budgets']);
-    assert.deepEqual(result.current, ['0006_responses', 'usage/0003_request_count', 'budget/0001_budgets']);
+    assert.deepEqual(result.applied, [
+      'usage/0001_usage_records', 'usage/0002_modality', 'usage/0003_request_count', 'usage/0004_cache_and_retrieval', 'budget/0001_budgets',
+      'semantic-cache/0001_semantic_cache_entries',
+    ]);
+    assert.deepEqual(result.current, ['0006_responses', 'usage/0004_cache_and_retrieval', 'budget/0001_budgets', 'semantic-cache/0001_semantic_cache_entries']);
     assert.deepEqual(await db.query('SELECT id, limit_usd::text AS limit FROM budgets'), [{ id: 'b1', limit: '5.000000' }]);
     assert.deepEqual(await db.query('SELECT request_id, modality FROM usage_records'), [{ request_id: 'r1', modality: 'embeddings' }]);
     assert.deepEqual((await migrate(db, builtInMigrations)).applied, [], 'applied once');
