@@ -34,7 +34,8 @@ export function replayChunks(answer: ChatCompletion): ChatCompletionChunk[] {
   const chunks: ChatCompletionChunk[] = [];
   for (const choice of answer.choices) {
     const message = choice.message as Message & Record<string, unknown>;
-    chunks.push(chunk(choice.index, { role: 'assistant', content: '' }));
+    // As a live stream begins: the role, with an empty text when the message has text (null for a tool call).
+    chunks.push(chunk(choice.index, typeof message.content === 'string' ? { role: 'assistant', content: '' } : { role: 'assistant' }));
     for (const [field, value] of Object.entries(message)) {
       if (TEXT_FIELDS_SKIPPED.has(field) || typeof value !== 'string' || value === '') continue;
       chunks.push(chunk(choice.index, { [field]: value } as Delta));
