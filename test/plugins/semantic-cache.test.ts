@@ -196,6 +196,12 @@ function cacheSuite(name: string, shared: boolean): void {
       assert.deepEqual([m.a.xCache, m.b.xCache, m.upstream], ['miss', 'hit', 1]);
       assert.equal(m.b.body.type, 'message');
       assert.deepEqual(m.b.body.content, m.a.body.content);
+      const mStream = await ask(f, { ...messages, stream: true }, { path: '/v1/messages' });
+      assert.equal(mStream.xCache, 'hit');
+      const messageEvents = (mStream.body as string).split('\n\n').filter((e) => e.includes('data: ')).map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)));
+      assert.deepEqual([messageEvents[0].type, messageEvents.at(-1).type], ['message_start', 'message_stop']);
+      const text = messageEvents.filter((e) => e.type === 'content_block_delta').map((e) => e.delta.text).join('');
+      assert.equal(text, m.a.body.content[0].text);
 
       const legacy = { model: 'gpt-4o-mini', prompt: 'Legacy says hi.', max_tokens: 20 };
       const l = await twice(legacy, { ...legacy, stream: true }, { path: '/v1/completions' });
