@@ -63,23 +63,27 @@ export interface KeyInput {
   embeddingModel: string | null;
 }
 
-export interface CacheKeys {
-  exact: string;
-  partition: string;
-}
-
-export function cacheKeys({ tenant, kind, model, request, embeddingModel }: KeyInput): CacheKeys {
+/** What both keys hold besides the conversation: the parameters without those that do not change the answer. */
+function common({ tenant, kind, model, request }: KeyInput) {
   const params: Record<string, unknown> = { ...request.body };
   for (const name of IGNORED_PARAMETERS) delete params[name];
   const { messages, ...rest } = params as { messages: ChatMessage[] };
-  const { prompt: _prompt, ...legacy } = request.legacy ?? { prompt: '' };
-  const common = { v: KEY_VERSION, tenant, kind, model, provider: request.provider, params: rest };
-  return {
-    exact: sha256(canonicalJson({ ...common, legacy: request.legacy, messages })),
-    partition: sha256(canonicalJson({
-      ...common, legacy: request.legacy ? legacy : undefined, instructions: messages.filter(isInstruction), embeddingModel,
-    })),
-  };
+  return { messages, fields: { v: KEY_VERSION, tenant, kind, model, provider: request.provider, params: rest } };
+}
+
+/** The exact key: the hit path's one hash. */
+export function exactKey(input: KeyInput): string {
+  const { messages, fields } = common(input);
+  return sha256(canonicalJson({ ...fields, legacy: input.request.legacy, messages }));
+}
+
+/** The semantic partition: the exact key's contents without the conversation, with the embedding model. */
+export function partitionKey(input: KeyInput): string {
+  const { messages, fields } = common(input);
+  const { prompt: _prompt, ...legacy } = input.request.legacy ?? { prompt: '' };
+  return sha256(canonicalJson({
+    ...fields, legacy: input.request.legacy ? legacy : undefined, instructions: messages.filter(isInstruction), embeddingModel: input.embeddingModel,
+  }));
 }
 
 /** Why a request is neither looked up nor stored, or undefined when it may be. */

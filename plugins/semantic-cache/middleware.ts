@@ -13,7 +13,7 @@ import type { Caller, GatewayContext, GatewayMiddleware, GatewayState } from '..
 import type { Next } from 'koa';
 import { AnswerAssembler, replayStream, storable } from './answer.ts';
 import { isSemantic, type SemanticCacheConfig } from './config.ts';
-import { cacheKeys, conversationText, endpointKind, uncacheable, type CacheKeys } from './key.ts';
+import { conversationText, endpointKind, exactKey, partitionKey, uncacheable, type KeyInput } from './key.ts';
 import type { CacheShared } from './shared.ts';
 import { normalized, type StoredEntry } from './stores.ts';
 
@@ -23,14 +23,19 @@ export function cacheControl(header: string): { noStore: boolean; noCache: boole
   return { noStore: directives.includes('no-store'), noCache: directives.includes('no-cache') };
 }
 
+type Served = NonNullable<GatewayState['servedFromCache']>;
+
 /** What a miss needs to store its answer later. */
 interface Miss {
   request: CanonicalChatRequest;
   caller: Caller | undefined;
   tenant: string;
-  keys: CacheKeys;
-  /** The conversation to embed, or null when it is not compared by meaning. */
-  text: string | null;
+  exact: string;
+  /**
+   * The partition and the conversation to embed, null when the entry is not semantic or the conversation is not
+   * compared by meaning. Taken before the dispatcher runs: it may rewrite the request (a gateway tool).
+   */
+  semantic: { partition: string; text: string } | null;
   /** The embedding made for the lookup; undefined when none was tried, null when it failed. */
   vector: number[] | null | undefined;
 }
@@ -53,11 +58,11 @@ export function cacheMiddleware(config: SemanticCacheConfig, shared: CacheShared
     }
   };
 
-  const serve = async (ctx: GatewayContext, next: Next, request: CanonicalChatRequest, entry: StoredEntry, similarity: number | null) => {
+  const serve = async (ctx: GatewayContext, next: Next, request: CanonicalChatRequest, entry: StoredEntry, served: Served) => {
     const gw = ctx.state.gw;
-    gw.servedFromCache = similarity === null ? { kind: 'exact', similarity: 1 } : { kind: 'semantic', similarity };
-    ctx.set('X-Cache', similarity === null ? 'hit' : 'semantic-hit');
-    ctx.set('X-Cache-Similarity', similarity === null ? '1' : Math.min(similarity, 1).toFixed(4));
+    gw.servedFromCache = served;
+    ctx.set('X-Cache', served.kind === 'exact' ? 'hit' : 'semantic-hit');
+    ctx.set('X-Cache-Similarity', served.kind === 'exact' ? '1' : Math.min(served.similarity, 1).toFixed(4));
     // A native completions API's text already holds the echo: the endpoint must not add it again.
     if (entry.native) markServedNatively(request);
     if (request.stream) gw.stream = replayStream(entry.answer);
@@ -69,13 +74,14 @@ export function cacheMiddleware(config: SemanticCacheConfig, shared: CacheShared
     const entry: StoredEntry = { v: 1, tenant: miss.tenant, native: isServedNatively(miss.request), expiresAt: shared.services.clock.now() + ttlMs, answer };
     const json = JSON.stringify(entry);
     if (Buffer.byteLength(json) > config.maxEntryBytes) return;
-    await shared.quietly('store', () => shared.exact.set(miss.keys.exact, entry, json));
-    if (!semantic || miss.text === null || miss.vector === null) return;
+    await shared.quietly('store', () => shared.exact.set(miss.exact, entry, json));
+    if (!semantic || !miss.semantic || miss.vector === null) return;
     // A request that skipped the lookup (no-cache) is embedded now; one whose embedding failed is not tried again.
-    const vector = miss.vector ?? await embed(miss.text, miss.caller);
+    const { partition, text } = miss.semantic;
+    const vector = miss.vector ?? await embed(text, miss.caller);
     if (!vector) return;
     const stored = await shared.quietly('store', async () => {
-      await semantic.put(miss.keys.exact, miss.keys.partition, vector, entry, json);
+      await semantic.put(miss.exact, partition, vector, entry, json);
       return true;
     });
     if (stored) shared.pruneSometimes();
@@ -111,18 +117,20 @@ export function cacheMiddleware(config: SemanticCacheConfig, shared: CacheShared
     const caller = gw.caller;
     const tenant = caller?.tenantId ?? 'default';
     const model = caller ? overriddenModel(caller.policy, request.model) : request.model;
-    const keys = cacheKeys({ tenant, kind, model, request, embeddingModel: semantic ? config.embeddingModel! : null });
-    const miss: Miss = { request, caller, tenant, keys, text: semantic ? conversationText(request.body.messages) : null, vector: undefined };
+    const key: KeyInput = { tenant, kind, model, request, embeddingModel: semantic ? config.embeddingModel! : null };
+    const exactHash = exactKey(key);
+    // The hit path: one hash, one KV get.
+    const exact = noCache ? null : await shared.quietly('get', () => shared.exact.get(exactHash, tenant));
+    if (exact) return serve(ctx, next, request, exact, { kind: 'exact', similarity: 1 });
 
-    if (!noCache) {
-      const exact = await shared.quietly('get', () => shared.exact.get(keys.exact, tenant));
-      if (exact) return serve(ctx, next, request, exact, null);
-      if (semantic && miss.text !== null) {
-        miss.vector = await embed(miss.text, caller, gw.signal);
-        const vector = miss.vector;
-        const match = vector ? await shared.quietly('lookup', () => semantic.nearest(tenant, keys.partition, vector)) : null;
-        if (match && match.similarity >= config.threshold) return serve(ctx, next, request, match.entry, match.similarity);
-      }
+    const text = semantic ? conversationText(request.body.messages) : null;
+    const miss: Miss = { request, caller, tenant, exact: exactHash, semantic: text === null ? null : { partition: partitionKey(key), text }, vector: undefined };
+    if (semantic && miss.semantic && !noCache) {
+      const { partition } = miss.semantic;
+      const vector = await embed(miss.semantic.text, caller, gw.signal);
+      miss.vector = vector;
+      const match = vector ? await shared.quietly('lookup', () => semantic.nearest(tenant, partition, vector)) : null;
+      if (match && match.similarity >= config.threshold) return serve(ctx, next, request, match.entry, { kind: 'semantic', similarity: match.similarity });
     }
     storeWhenAnswered(gw, miss);
     await next();

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CanonicalChatRequest, ChatCompletion, ChatCompletionChunk } from '../../core/canonical/chat.ts';
 import { AnswerAssembler, replayChunks, storable } from '../../plugins/semantic-cache/answer.ts';
-import { cacheKeys, canonicalJson, conversationText, endpointKind, MAX_CONVERSATION_CHARS, uncacheable } from '../../plugins/semantic-cache/key.ts';
+import {
+  canonicalJson, conversationText, endpointKind, exactKey, MAX_CONVERSATION_CHARS, partitionKey, uncacheable, type KeyInput,
+} from '../../plugins/semantic-cache/key.ts';
 import { cacheControl } from '../../plugins/semantic-cache/middleware.ts';
 import { normalized } from '../../plugins/semantic-cache/stores.ts';
 import { parseConfig } from '../helpers/config.ts';
@@ -17,8 +19,10 @@ const request = (body: Record<string, unknown>, extra: Partial<CanonicalChatRequ
   body: { model: 'm', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }], ...body },
   ...extra,
 });
-const keys = (r: CanonicalChatRequest, over: Partial<Parameters<typeof cacheKeys>[0]> = {}) =>
-  cacheKeys({ tenant: 't1', kind: 'chat', model: 'm', request: r, embeddingModel: 'e', ...over });
+const keys = (r: CanonicalChatRequest, over: Partial<KeyInput> = {}) => {
+  const input: KeyInput = { tenant: 't1', kind: 'chat', model: 'm', request: r, embeddingModel: 'e', ...over };
+  return { exact: exactKey(input), partition: partitionKey(input) };
+};
 
 describe('the cache keys', () => {
   test('canonical JSON sorts keys at every depth and drops undefined members', () => {
