@@ -12,6 +12,7 @@ export interface SemanticCacheConfig {
   /** Absent: true when embeddingModel is set. */
   semantic?: boolean;
   embeddingTimeoutMs: number;
+  maxScanRows: number;
 }
 
 /** Thirty days: longer than any answer should be trusted, and a bound on what the stores keep. */
@@ -43,6 +44,10 @@ export const configSchema: JsonSchema = {
     semantic: {
       type: 'boolean',
       description: 'Serve semantic hits (needs embeddingModel). Default: true when embeddingModel is set; false keeps exact hits only while the model stays configured.',
+    },
+    maxScanRows: {
+      type: 'integer', minimum: 1, maximum: 100_000, default: 1000,
+      description: 'A semantic lookup compares the conversation with at most this many live entries of its partition (same tenant, model, parameters and instructions), the newest first: a bound on its time.',
     },
     embeddingTimeoutMs: {
       type: 'integer', minimum: 1, maximum: 120_000, default: 5000,

@@ -129,7 +129,7 @@ export function cacheMiddleware(config: SemanticCacheConfig, shared: CacheShared
       const { partition } = miss.semantic;
       const vector = await embed(miss.semantic.text, caller, gw.signal);
       miss.vector = vector;
-      const match = vector ? await shared.quietly('lookup', () => semantic.nearest(tenant, partition, vector)) : null;
+      const match = vector ? await shared.quietly('lookup', () => semantic.nearest(tenant, partition, vector, config.maxScanRows)) : null;
       if (match && match.similarity >= config.threshold) return serve(ctx, next, request, match.entry, { kind: 'semantic', similarity: match.similarity });
     }
     storeWhenAnswered(gw, miss);

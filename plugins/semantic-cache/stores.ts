@@ -50,14 +50,27 @@ export class ExactStore {
 /** At most this many expired rows per prune: a bounded statement, never a long lock. */
 const PRUNE_BATCH = 500;
 
-const LOOKUP = `
+/**
+ * The most similar of the newest $5 live rows of a tenant's partition (the index serves the newest first: every
+ * row of an entry has the same TTL). The dot product is pgvector's where the database has it (PGlite always,
+ * Postgres with the extension), on the stored real[] cast per row; else a plain SQL sum over the zipped arrays,
+ * about five times slower. Rows of another length (a model that changed its dimensions) are never compared.
+ */
+const lookup = (similarity: string) => `
   SELECT e.entry, best.similarity FROM (
-    SELECT key_hash, (SELECT sum(a::float8 * b::float8) FROM unnest(embedding, $3::real[]) AS t(a, b)) AS similarity
-    FROM semantic_cache_entries
-    WHERE tenant_id = $1 AND partition = $2 AND expires_at > $4 AND cardinality(embedding) = cardinality($3::real[])
+    SELECT key_hash, ${similarity} AS similarity FROM (
+      SELECT key_hash, embedding FROM semantic_cache_entries
+      WHERE tenant_id = $1 AND partition = $2 AND expires_at > $4 AND cardinality(embedding) = cardinality($3::real[])
+      ORDER BY expires_at DESC
+      LIMIT $5
+    ) recent
     ORDER BY similarity DESC
     LIMIT 1
   ) best JOIN semantic_cache_entries e ON e.key_hash = best.key_hash`;
+
+/** pgvector's <#> is the negative inner product. */
+const LOOKUP_PGVECTOR = lookup('-(embedding::vector <#> $3::real[]::vector)');
+const LOOKUP_PLAIN = lookup('(SELECT sum(a::float8 * b::float8) FROM unnest(embedding, $3::real[]) AS t(a, b))');
 
 const UPSERT = `
   INSERT INTO semantic_cache_entries (key_hash, tenant_id, partition, embedding, entry, created_at, expires_at)
@@ -77,10 +90,11 @@ export interface SemanticMatch {
 export class SemanticStore {
   constructor(private readonly db: PluginDatabase, private readonly clock: Clock) {}
 
-  /** The live entry of the tenant and partition most similar to `vector` (normalized), or null. */
-  async nearest(tenant: string, partition: string, vector: readonly number[]): Promise<SemanticMatch | null> {
+  /** Of the newest `scanRows` live entries of the tenant and partition, the one most similar to `vector` (normalized). */
+  async nearest(tenant: string, partition: string, vector: readonly number[], scanRows: number): Promise<SemanticMatch | null> {
     const now = this.clock.now();
-    const rows = await this.db.query<{ entry: unknown; similarity: number | string | null }>(LOOKUP, [tenant, partition, vector, new Date(now).toISOString()]);
+    const sql = this.db.hasVector ? LOOKUP_PGVECTOR : LOOKUP_PLAIN;
+    const rows = await this.db.query<{ entry: unknown; similarity: number | string | null }>(sql, [tenant, partition, vector, new Date(now).toISOString(), scanRows]);
     const row = rows[0];
     if (!row || row.similarity === null) return null;
     const entry = liveEntry(typeof row.entry === 'string' ? JSON.parse(row.entry) : row.entry, tenant, now);

@@ -13,7 +13,7 @@ import { cacheMiddleware } from '../../plugins/semantic-cache/middleware.ts';
 import { CacheShared } from '../../plugins/semantic-cache/shared.ts';
 
 const CONFIG: SemanticCacheConfig = {
-  embeddingModel: 'embed', threshold: 0.9, ttlSeconds: 60, cacheToolCalls: false, maxEntryBytes: 1 << 20, embeddingTimeoutMs: 1000,
+  embeddingModel: 'embed', threshold: 0.9, ttlSeconds: 60, cacheToolCalls: false, maxEntryBytes: 1 << 20, embeddingTimeoutMs: 1000, maxScanRows: 100,
 };
 
 const ANSWER: ChatCompletion = {

@@ -186,7 +186,7 @@ pipelines:
 
   test('defaults, and a model that serves embeddings', async () => {
     const { config } = await parseConfig(yaml('{embeddingModel: embed}'), { file: '/tmp/cache.yaml', env: {} });
-    assert.deepEqual(config.pipelines[0]!.plugins[1]!.config, { embeddingModel: 'embed', threshold: 0.95, ttlSeconds: 3600, cacheToolCalls: false, maxEntryBytes: 1_048_576, embeddingTimeoutMs: 5000 });
+    assert.deepEqual(config.pipelines[0]!.plugins[1]!.config, { embeddingModel: 'embed', threshold: 0.95, ttlSeconds: 3600, cacheToolCalls: false, maxEntryBytes: 1_048_576, maxScanRows: 1000, embeddingTimeoutMs: 5000 });
     assert.deepEqual(await problems('{}'), []);
   });
 
