@@ -12,8 +12,11 @@ import type { Caller, EffectivePolicy } from './caller.ts';
  */
 export type EmbedCaller = Pick<Caller, 'kind' | 'id' | 'tenantId' | 'organizationId' | 'departmentId'> & { policy?: EffectivePolicy };
 
-/** What an embedding served: the usage record's source. */
-export type EmbedPurpose = 'vector-store' | 'rag' | 'file_search' | 'semantic-cache';
+/**
+ * What an embedding served, reported as the metered work's source: `vector-store` (ingestion and search),
+ * `file_search` (the built-in tool), or the name of the plugin that embeds.
+ */
+export type EmbedPurpose = string;
 
 export interface EmbedRequest {
   /** A model id from `models` with an embeddings target. */
