@@ -2,10 +2,14 @@
 import auth from './auth/index.ts';
 import budget from './budget/index.ts';
 import ipAllow from './ip-allow/index.ts';
+import rag from './rag/index.ts';
 import ratelimit from './ratelimit/index.ts';
 import usage from './usage/index.ts';
 
-export const builtInPlugins = [auth, ipAllow, ratelimit, usage, budget];
+export const builtInPlugins = [auth, ipAllow, ratelimit, rag, usage, budget];
 
-/** The implicit `default` pipeline of a file that declares none: every built-in, in the order they must run. */
+/**
+ * The implicit `default` pipeline of a file that declares none: every built-in that works unconfigured, in the
+ * order they must run (rag needs its vector stores named).
+ */
 export const defaultPipeline = [auth.name, ipAllow.name, ratelimit.name, budget.name, usage.name];

@@ -81,6 +81,11 @@ export interface GatewayState {
    * modality (a ChatCompletion for chat, an EmbeddingsResult, a RerankResult). Its `usage` is what plugins read.
    */
   result?: CanonicalResult;
+  /**
+   * Chunks of the gateway's vector stores put into the request (file_search, a retrieval plugin): the usage
+   * record keeps their references.
+   */
+  retrieval?: { chunks: Array<{ storeId: string; fileId: string; chunkIndex: number; score: number }> };
   /** Set when the provider reported no usage and the gateway estimated it (core/canonical/estimate.ts). */
   usageEstimated?: boolean;
   /** A streaming answer; read it only through a stage. */
