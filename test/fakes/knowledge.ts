@@ -24,7 +24,7 @@ export function bagOfWords(text: string, dims = FAKE_DIMS): number[] {
     vector[hash % dims]! += 1;
   }
   // An empty text would be the zero vector, which has no direction: give it one.
-  if (vector.every((x) => x === 0)) vector[0] = 1;
+  if (!vector.some((x) => x !== 0)) vector[0] = 1;
   return vector;
 }
 
