@@ -25,11 +25,14 @@ export interface DocumentInfo {
   mimeType: string;
 }
 
-/** Sniffed from the text when neither the media type nor the extension tells: HTML, then JSON, else plain. */
-function sniffedFormat(text: string): DocumentFormat {
-  if (looksLikeHtml(text)) return 'html';
-  if (/^\s*[[{]/.test(text) && jsonText(text) !== null) return 'json';
-  return 'plain';
+/**
+ * Sniffed from the text when neither the media type nor the extension tells: HTML, then JSON, else plain.
+ * JSON is known by parsing it, so its converted text comes along.
+ */
+function sniffed(text: string): { format: DocumentFormat; json?: string } {
+  if (looksLikeHtml(text)) return { format: 'html' };
+  const json = /^\s*[[{]/.test(text) ? jsonText(text) : null;
+  return json === null ? { format: 'plain' } : { format: 'json', json };
 }
 
 /**
@@ -49,13 +52,13 @@ export async function extractText(bytes: Uint8Array, info: DocumentInfo): Promis
       : 'binary content that is not PDF, HTML, Markdown, JSON, CSV or plain text';
     throw new UnsupportedDocumentError(info.filename, info.mimeType, reason);
   }
-  const format = declared ?? sniffedFormat(text);
+  const { format, json } = declared ? { format: declared, json: undefined } : sniffed(text);
   const read = (converted: string | null, as: DocumentFormat): ExtractedText =>
     converted === null ? { text: text.trim(), format: 'plain' } : { text: converted.trim(), format: as };
   switch (format) {
     case 'html': return read(htmlText(text), 'html');
     case 'markdown': return read(markdownText(text), 'markdown');
-    case 'json': return read(jsonText(text), 'json');
+    case 'json': return read(json ?? jsonText(text), 'json');
     case 'csv': return read(csvText(text), 'csv');
     default: return read(text, 'plain');
   }
