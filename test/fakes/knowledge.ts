@@ -4,8 +4,8 @@
  * - OpenAI embeddings: POST {base}/embeddings {model, input} -> {object: list, data: [{index, embedding}], usage}.
  *   The vectors are a deterministic bag of words: each word (lower-cased, punctuation dropped, a short stop list
  *   left out) adds 1 to the dimension its FNV-1a hash picks, so texts sharing words are close by cosine.
- * - OpenAI chat: POST {base}/chat/completions; Anthropic Messages: POST {base}/messages. Both answer a fixed text
- *   and record their JSON bodies.
+ * - OpenAI chat: POST {base}/chat/completions, legacy completions: POST {base}/completions; Anthropic Messages:
+ *   POST {base}/messages. They answer a fixed text and record their JSON bodies.
  */
 import busboy from 'busboy';
 import { randomUUID } from 'node:crypto';
@@ -108,6 +108,14 @@ export async function startFakeKnowledge(): Promise<FakeKnowledge> {
       return json(res, 200, {
         id: 'chatcmpl-fake', object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: record.json.model,
         choices: [{ index: 0, message: { role: 'assistant', content: 'from the context' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 30, completion_tokens: 4, total_tokens: 34 },
+      });
+    }
+    if (req.method === 'POST' && url.pathname === '/openai/completions') {
+      record.json = JSON.parse((await bodyOf(req)).toString('utf8'));
+      return json(res, 200, {
+        id: 'cmpl-fake', object: 'text_completion', created: Math.floor(Date.now() / 1000), model: record.json.model,
+        choices: [{ index: 0, text: ' PELICAN-42', logprobs: null, finish_reason: 'stop' }],
         usage: { prompt_tokens: 30, completion_tokens: 4, total_tokens: 34 },
       });
     }
