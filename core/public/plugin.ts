@@ -6,6 +6,8 @@
 export { definePlugin, PLUGIN_API_VERSION } from '../pipeline/plugin.ts';
 export type { PluginDefinition, PluginErrorCode } from '../pipeline/plugin.ts';
 export type { MeteredWork } from '../pipeline/metered.ts';
+export type { EmbedCaller, Embedded, EmbeddingService, EmbedRequest } from '../pipeline/embed.ts';
+export type { RetrievalQuery, RetrievalService, RetrievedChunk } from '../pipeline/retrieval.ts';
 export type {
   Clock, IdentityService, LogFn, PluginDatabase, PluginKv, PluginLogger, PluginQueryable, PluginServices, Row,
 } from '../pipeline/services.ts';

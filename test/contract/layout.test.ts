@@ -68,7 +68,8 @@ describe('the public entry points', () => {
       'core/canonical/chat.ts', 'core/canonical/completion.ts', 'core/canonical/embeddings.ts', 'core/canonical/rerank.ts',
       'core/canonical/responses-native.ts', 'core/canonical/responses-request.ts', 'core/canonical/responses.ts',
       'core/config/types.ts', 'core/errors.ts', 'core/json-schema.ts', 'core/log.ts',
-      'core/pipeline/caller.ts', 'core/pipeline/context.ts', 'core/pipeline/metered.ts', 'core/pipeline/plugin.ts', 'core/pipeline/routes.ts',
+      'core/pipeline/caller.ts', 'core/pipeline/context.ts', 'core/pipeline/embed.ts', 'core/pipeline/metered.ts', 'core/pipeline/plugin.ts',
+      'core/pipeline/retrieval.ts', 'core/pipeline/routes.ts',
       'core/pipeline/services.ts', 'core/pipeline/slot.ts', 'core/public/plugin.ts', 'core/store/kv-operation.ts',
     ]);
   });
