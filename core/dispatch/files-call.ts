@@ -238,7 +238,7 @@ export async function downloadFile(
     const response = await sender.send(request);
     // Only a 200 carries the whole file: undici follows no redirects, and a 204 or a 3xx body is not its bytes.
     if (response.statusCode !== 200) {
-      response.body.destroy();
+      await response.body.dump().catch(() => {});
       throw badAnswer(target, `a ${response.statusCode} answer to a file download`);
     }
     try {
