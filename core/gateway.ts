@@ -9,6 +9,8 @@ import Router from '@koa/router';
 import { adminRouter } from './api/admin/index.ts';
 import { registerBatchJobs } from './api/batches-jobs.ts';
 import { registerFileJobs } from './api/files-expiry.ts';
+import { registerVectorStoreExpiry } from './api/vector-stores-expiry.ts';
+import { ingestHandler, VECTOR_STORE_INGEST } from './api/vector-stores-ingest.ts';
 import { healthRouter } from './api/health.ts';
 import { UpgradedSockets } from './api/proxy-upgrade.ts';
 import { buildOpenApiDocument, openApiRouter } from './api/openapi.ts';
@@ -17,6 +19,8 @@ import { Breakers } from './dispatch/breakers.ts';
 import { createDispatcher } from './dispatch/dispatcher.ts';
 import { createEmbeddingService } from './dispatch/embed.ts';
 import type { EmbeddingService } from './pipeline/embed.ts';
+import { fileSearchTool } from './retrieval/file-search.ts';
+import { createRetrievalService } from './retrieval/search.ts';
 import { createProviderIO } from './dispatch/provider-io.ts';
 import { RoutingTable } from './dispatch/routing.ts';
 import { UpstreamClient } from './dispatch/upstream.ts';
@@ -147,22 +151,26 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     shutdownTimeoutMs: config.server.shutdownTimeoutMs,
   });
   // Bound once the dispatcher exists, which needs the plugins set up first.
-  let embeddings: EmbeddingService | undefined;
+  let embedder: EmbeddingService | undefined;
+  const embeddings: EmbeddingService = {
+    embed: async (request) => {
+      if (!embedder) throw new Error('embeddings are served once the gateway is set up, not during plugin init');
+      return embedder.embed(request);
+    },
+  };
+  const retrieval = createRetrievalService({ db, embeddings, now: clock.now });
   const pluginServices: PluginServices = {
     config, db, kv, logger, clock,
     identity: { authenticate: (credential) => identity.authenticator.authenticate(credential) },
-    embeddings: {
-      embed: (request) => {
-        if (!embeddings) throw new Error('embeddings are served once the gateway is set up, not during plugin init');
-        return embeddings.embed(request);
-      },
-    },
+    embeddings,
+    retrieval,
     onClose: (hook) => closeHooks.push(hook),
   };
 
   try {
     registerWebhookJobs(jobs, config, logger);
     await registerFileJobs(jobs, { db, config, providers: loaded.providers, upstream, breakers, io, logger });
+    await registerVectorStoreExpiry(jobs, { db, config, logger });
     const revoked = await identity.revocations.load();
     if (revoked > 0) logger.debug({ revoked }, 'JWT revocations loaded into the KV');
   } catch (err) {
@@ -188,14 +196,15 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   const dispatcher = createDispatcher({
     routing, providers: loaded.providers, upstream, breakers, retry: config.routing,
     io, db, now: clock.now,
-    gatewayTools: new Map(),
+    gatewayTools: new Map([['file_search', fileSearchTool(retrieval)]]),
   });
-  embeddings = createEmbeddingService({ dispatcher, routing, meterWork, now: clock.now });
+  embedder = createEmbeddingService({ dispatcher, routing, meterWork, now: clock.now });
   registerBatchJobs(jobs, {
     config, db, providers: loaded.providers, routing, call: { upstream, breakers, io }, jobs, now: clock.now, logger,
     meterWork,
   });
-  const localDeps: LocalEndpointDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock, jobs, meterWork };
+  jobs.register(VECTOR_STORE_INGEST, ingestHandler({ db, config, providers: loaded.providers, upstream, breakers, io, embeddings, logger }), { maxAttempts: config.vectorStores.maxAttempts + 1 });
+  const localDeps: LocalEndpointDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock, jobs, meterWork, embeddings };
   const extraEndpoints = pluginEndpoints(loaded.plugins.list(), pluginServices, shared);
   const extraAdminRoutes = pluginAdminRoutes(loaded.plugins.list(), pluginServices, shared);
   const traffic = createTraffic();

@@ -24,7 +24,19 @@ export interface SemanticIssue {
 export const CALLER = 'caller';
 
 export function semanticIssues(config: GatewayConfig, providers: ProviderRegistry, plugins: PluginRegistry): SemanticIssue[] {
-  return [...serverIssues(config), ...pipelineIssues(config, plugins), ...pluginEntryIssues(config, plugins, providers), ...modelIssues(config), ...providerIssues(config, providers)];
+  return [...serverIssues(config), ...pipelineIssues(config, plugins), ...pluginEntryIssues(config, plugins, providers), ...modelIssues(config), ...providerIssues(config, providers), ...vectorStoreIssues(config)];
+}
+
+function vectorStoreIssues(config: GatewayConfig): SemanticIssue[] {
+  const { embeddingModel, chunkTokens, chunkOverlapTokens } = config.vectorStores;
+  const issues: SemanticIssue[] = [];
+  if (chunkOverlapTokens * 2 > chunkTokens) {
+    issues.push({ pointer: '/vectorStores/chunkOverlapTokens', message: `must be at most half of chunkTokens (${chunkTokens}), got ${chunkOverlapTokens}` });
+  }
+  if (embeddingModel !== undefined && !config.models.some((m) => m.id === embeddingModel)) {
+    issues.push({ pointer: '/vectorStores/embeddingModel', message: `model "${embeddingModel}" is not declared under models (declared: ${config.models.map((m) => m.id).join(', ') || 'none'})` });
+  }
+  return issues;
 }
 
 /** Each plugin's own rules across its entries (PluginDefinition.checkEntries), which start would otherwise meet in setup. */

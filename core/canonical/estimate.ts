@@ -1,19 +1,18 @@
 /**
- * Token estimates for providers that report no usage. The tokenizer is OpenAI's o200k_base (gpt-tokenizer):
+ * Token estimates for providers that report no usage. The tokenizer is OpenAI's o200k_base (tokenizer.ts):
  * exact for current OpenAI models, an approximation for others. Usage built here is flagged as estimated on
  * the request (gw.usageEstimated), never on the wire.
  */
 import type { ChatCompletionRequest, ChatMessage, Usage } from './chat.ts';
 import { embeddingInputs, type EmbeddingsRequest } from './embeddings.ts';
 import type { RerankRequest } from './rerank.ts';
+import { loadTokenizer } from './tokenizer.ts';
 
 type Counter = (text: string) => number;
-let counter: Promise<Counter> | undefined;
 
-/** Loaded on first use: the encoding tables are large and most providers report usage themselves. */
+/** Loaded on first use (tokenizer.ts): most providers report usage themselves. */
 function loadCounter(): Promise<Counter> {
-  counter ??= import('gpt-tokenizer').then((m) => (text: string) => m.countTokens(text));
-  return counter;
+  return loadTokenizer().then((tokenizer) => tokenizer.count);
 }
 
 /** Per-message overhead of the chat format (role and separators), as OpenAI documents it. */

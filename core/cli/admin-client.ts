@@ -56,6 +56,7 @@ export async function withAdminApi<T>(loaded: LoadedConfig, work: (admin: AdminC
       identity: { authenticate: (credential) => identity.authenticator.authenticate(credential) },
       // The admin API serves no traffic: nothing here embeds.
       embeddings: { embed: async () => { throw new Error('the CLI\'s admin API makes no embeddings'); } },
+      retrieval: { search: async () => { throw new Error('the CLI\'s admin API searches no vector store'); } },
       onClose: (hook) => closeHooks.push(hook),
     };
     const plugins = loaded.plugins.list();

@@ -141,6 +141,19 @@ const filesSchema: JsonSchema = {
   },
 };
 
+const vectorStoresSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, default: {},
+  description: 'Gateway-owned vector stores (/v1/vector_stores): the default embedding model, how files are read and chunked, and the expiry sweep.',
+  properties: {
+    embeddingModel: { type: 'string', minLength: 1, description: 'The model (an id under models, served by a provider with embeddings) a store is embedded with when its create request names none. Without it, create requests must name embedding_model.' },
+    maxFileBytes: { type: 'integer', minimum: 1, maximum: 536870912, default: 52428800, description: 'Largest file downloaded for ingestion (bytes); a larger file is skipped with a warning.' },
+    chunkTokens: { type: 'integer', minimum: 50, maximum: 8000, default: 800, description: 'Most tokens per chunk (o200k_base tokenizer).' },
+    chunkOverlapTokens: { type: 'integer', minimum: 0, maximum: 4000, default: 200, description: 'Tokens a chunk repeats from the end of the one before it; at most half of chunkTokens.' },
+    maxAttempts: { type: 'integer', minimum: 1, maximum: 100, default: 5, description: 'Runs of one file\'s ingestion before it is marked failed, when the provider or the embeddings fail in a way that may pass (5xx, timeout, open breaker).' },
+    expirySweepMs: positiveMs('How often the vector-stores.expire job deletes stores and chunks past their expires_at.', 60000),
+  },
+};
+
 const outboundSchema: JsonSchema = {
   type: 'object', additionalProperties: false, default: {},
   description: 'Rules for every URL the gateway calls on a caller\'s behalf (batch completion webhooks). Private (RFC 1918, fc00::/7), loopback, link-local (169.254.0.0/16, fe80::/10), unspecified, multicast, carrier-grade NAT (100.64.0.0/10) and reserved addresses are refused, IPv4-mapped, NAT64 and 6to4 forms included, unless allow-listed here.',
@@ -252,6 +265,7 @@ export function buildConfigSchema(plugins: SchemaContributor[], providers: Schem
       routing: routingSchema,
       jobs: jobsSchema,
       files: filesSchema,
+      vectorStores: vectorStoresSchema,
       outbound: outboundSchema,
       webhooks: webhooksSchema,
       batches: batchesSchema,

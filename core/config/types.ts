@@ -84,6 +84,18 @@ export interface FilesConfig {
   expiryBatchSize: number;
 }
 
+/** Gateway-owned vector stores (core/api/vector-stores*.ts). */
+export interface VectorStoresConfig {
+  /** The default embedding model of a store; absent: create requests must name one. */
+  embeddingModel?: string;
+  maxFileBytes: number;
+  chunkTokens: number;
+  chunkOverlapTokens: number;
+  /** Runs of one file's ingestion before it is marked failed (transient failures only). */
+  maxAttempts: number;
+  expirySweepMs: number;
+}
+
 /** Rules for every URL the gateway calls on a caller's behalf (webhooks; core/outbound/). */
 export interface OutboundConfig {
   /** Permit http:// as well as https://. */
@@ -160,6 +172,7 @@ export interface GatewayConfig {
   routing: RoutingConfig;
   jobs: JobsConfig;
   files: FilesConfig;
+  vectorStores: VectorStoresConfig;
   outbound: OutboundConfig;
   webhooks: WebhooksConfig;
   batches: BatchesConfig;

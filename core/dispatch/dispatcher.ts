@@ -11,7 +11,7 @@
 import type { CanonicalRequest, ChatCompletionRequest } from '../canonical/chat.ts';
 import type { RoutingConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
-import type { Caller, GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
+import type { Caller, GatewayContext, GatewayMiddleware, GatewayState } from '../pipeline/context.ts';
 import { callChat, checkChat } from './chat-call.ts';
 import { providerFileIds } from './chat-files.ts';
 import { callCompletion, checkCompletion } from './completion-call.ts';
@@ -29,7 +29,7 @@ import { isPoolFull, isRetryable, shouldFallBack } from './upstream-errors.ts';
  * A built-in tool the gateway itself handles for every provider (file_search, with the vector stores): it
  * rewrites the request (injecting context, removing the tool) before the provider sees it.
  */
-export type GatewayToolHandler = (request: ChatCompletionRequest, caller: Caller | undefined, signal: AbortSignal) => Promise<ChatCompletionRequest>;
+export type GatewayToolHandler = (request: ChatCompletionRequest, gw: GatewayState) => Promise<ChatCompletionRequest>;
 
 export interface DispatcherDeps extends CallDeps {
   routing: RoutingTable;
@@ -46,13 +46,13 @@ export interface DispatcherDeps extends CallDeps {
 /** The spec's built-ins the gateway answers itself rather than mapping to a provider's native tool. */
 const GATEWAY_TOOLS: readonly BuiltInToolName[] = ['file_search'];
 
-async function applyGatewayTools(deps: DispatcherDeps, request: ChatCompletionRequest, caller: Caller | undefined, signal: AbortSignal): Promise<ChatCompletionRequest> {
+async function applyGatewayTools(deps: DispatcherDeps, request: ChatCompletionRequest, gw: GatewayState): Promise<ChatCompletionRequest> {
   let current = request;
   for (const name of GATEWAY_TOOLS) {
     if (!current.tools?.some((t) => t.type === 'built_in' && t.built_in === name)) continue;
     const handler = deps.gatewayTools.get(name);
     if (!handler) throw new GatewayError('CAPABILITY_NOT_SUPPORTED', `The built-in tool ${name} needs the gateway's vector stores, which this gateway does not serve`, { tools: [name] });
-    current = await handler(current, caller, signal);
+    current = await handler(current, gw);
   }
   return current;
 }
@@ -129,7 +129,7 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
     if (gw.result || gw.stream) return; // answered early by a plugin
     const request = await gw.request();
     const { targets } = pinned(deps.routing.resolve(request.model, gw.caller?.policy), request);
-    if (request.modality === 'chat') request.body = await applyGatewayTools(deps, request.body, gw.caller, gw.signal);
+    if (request.modality === 'chat') request.body = await applyGatewayTools(deps, request.body, gw);
     const modality = modalityCall(deps, request, gw.caller);
     let lastError: unknown;
     // A refusal only a translator could make (a parameter this provider lacks): the next target may serve it.

@@ -26,7 +26,9 @@ const OPERATOR_POLICY = UNRESTRICTED;
 
 /** The part of a request's state the dispatcher reads and writes for an embeddings call. */
 function embedState(request: CanonicalEmbeddingsRequest, embed: EmbedRequest, signal: AbortSignal): GatewayState {
-  const caller = embed.caller && !embed.applyPolicy ? { ...embed.caller, policy: OPERATOR_POLICY } : embed.caller;
+  // The dispatcher reads the caller's policy (and, for chat only, its tenant).
+  const policy = embed.applyPolicy ? embed.caller?.policy ?? OPERATOR_POLICY : OPERATOR_POLICY;
+  const caller = { ...embed.caller, policy } as GatewayState['caller'];
   const state: Partial<GatewayState> = {
     requestId: randomUUID(),
     signal,
@@ -62,7 +64,7 @@ export function createEmbeddingService(deps: EmbeddingServiceDeps): EmbeddingSer
       if (embed.input.length === 0) throw new GatewayError('VALIDATION_ERROR', 'Nothing to embed', [{ path: '/input', message: 'at least one text' }]);
       if (embed.input.length > MAX_EMBED_INPUTS) throw new Error(`at most ${MAX_EMBED_INPUTS} texts per embed call (${embed.input.length} given)`);
       // The caller's policy decides the configured model (an override may move it); 404 / 403 as for /v1/embeddings.
-      const { modelId } = deps.routing.resolve(embed.model, embed.applyPolicy && embed.caller ? embed.caller.policy : OPERATOR_POLICY);
+      const { modelId } = deps.routing.resolve(embed.model, embed.applyPolicy ? embed.caller?.policy ?? OPERATOR_POLICY : OPERATOR_POLICY);
       const request: CanonicalEmbeddingsRequest = {
         modality: 'embeddings', model: embed.model, stream: false,
         body: { model: embed.model, input: [...embed.input], encoding_format: 'float' },

@@ -1,5 +1,6 @@
 /**
- * Uploads to and deletions from a provider's files API (the `files` translator, core/dispatch/provider-files.ts).
+ * Uploads to, deletions from and downloads of a provider's files API (the `files` translator,
+ * core/dispatch/provider-files.ts).
  * The file's bytes are a stream the caller is still sending: they go upstream as they arrive, framed as the
  * translator's plan says, with the upstream's back-pressure reaching the caller's socket, and nothing is held
  * whole. Everything runs inside the upstream's breaker; a failure that is the caller's (a body over its limit, a
@@ -7,12 +8,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { GatewayError } from '../errors.ts';
 import { badAnswer, unsupported, type CallDeps } from './exchange.ts';
 import type {
   FilesTranslator, FileUploadInfo, PartsUploadPlan, ProviderDefinition, ProviderTarget, UploadAnswer, UploadedFile, UploadPart, UpstreamRequest,
 } from './provider.ts';
 import { readBody, readErrorBody, type UpstreamResponse } from './upstream.ts';
-import { isAbort, transportError } from './upstream-errors.ts';
+import { isAbort, transportError, UpstreamTooLargeError } from './upstream-errors.ts';
 
 /** The provider's files translator, or 400 CAPABILITY_NOT_SUPPORTED before any I/O. */
 export function filesTranslatorFor(provider: ProviderDefinition): FilesTranslator {
@@ -211,5 +213,43 @@ export async function deleteProviderFile(
   await deps.breakers.run(target.slug, target.baseUrl, async () => {
     const response = await sender.send(translator.delete(providerFileId, target), undefined, [404]);
     await response.body.dump();
+  });
+}
+
+/** Whether the gateway can read a file's bytes back from this provider (vector-store ingestion needs them). */
+export function canDownload(provider: ProviderDefinition): boolean {
+  return Boolean(provider.capabilities.files && provider.files?.download);
+}
+
+/**
+ * The bytes of the provider's file, held whole: at most `maxBytes` of them. A declared or actual length past the
+ * limit drops the connection (the body is destroyed, never drained) and answers 413 PAYLOAD_TOO_LARGE; an abort of
+ * `signal` stops the read. A provider that serves no file content is refused with 400 CAPABILITY_NOT_SUPPORTED
+ * before any I/O.
+ */
+export async function downloadFile(
+  deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, providerFileId: string, options: { maxBytes: number; signal: AbortSignal },
+): Promise<Buffer> {
+  const translator = filesTranslatorFor(provider);
+  if (!translator.download) throw unsupported(provider.slug, 'file downloads (its files API does not serve file content)', { capability: 'files', operation: 'download' });
+  const request = translator.download(providerFileId, target);
+  const sender = new Sender(deps, provider, target, options.signal);
+  return deps.breakers.run(target.slug, target.baseUrl, async () => {
+    const response = await sender.send(request);
+    // Only a 200 carries the whole file: undici follows no redirects, and a 204 or a 3xx body is not its bytes.
+    if (response.statusCode !== 200) {
+      await response.body.dump().catch(() => {});
+      throw badAnswer(target, `a ${response.statusCode} answer to a file download`);
+    }
+    try {
+      return await readBody(response, options.maxBytes);
+    } catch (err) {
+      if (err instanceof UpstreamTooLargeError) {
+        // The caller's limit, not the upstream's failure: it does not count against the breaker.
+        throw new GatewayError('PAYLOAD_TOO_LARGE', `File ${providerFileId} at ${target.slug} is larger than the limit of ${options.maxBytes} bytes for a download`,
+          { provider: target.slug, limitBytes: options.maxBytes });
+      }
+      throw isAbort(err) ? err : transportError(target.slug, err, 'request');
+    }
   });
 }

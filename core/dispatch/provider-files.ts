@@ -1,7 +1,8 @@
 /**
  * The files part of the provider contract: how a provider's files API takes an upload whose bytes stream through
- * the gateway, how its answer names the file, and how a file is deleted. Translators build requests only; the
- * core (core/dispatch/files-call.ts) frames and streams the bytes and does the I/O.
+ * the gateway, how its answer names the file, how a file is deleted, and (where the provider serves them) how its
+ * bytes are read back. Translators build requests only; the core (core/dispatch/files-call.ts) frames and streams
+ * the bytes and does the I/O.
  */
 import type { ProviderTarget, UpstreamRequest } from './provider.ts';
 
@@ -86,4 +87,9 @@ export interface FilesTranslator {
   fromUpload(body: unknown, target: ProviderTarget): UploadedFile;
   /** Deletes the provider's file; a 404 answer counts as already deleted. */
   delete(providerFileId: string, target: ProviderTarget): UpstreamRequest;
+  /**
+   * The request whose 200 answer's body is the file's bytes (what vector-store ingestion reads). Absent when the
+   * provider serves no file content: such files cannot be read back, and callers check before any I/O.
+   */
+  download?(providerFileId: string, target: ProviderTarget): UpstreamRequest;
 }

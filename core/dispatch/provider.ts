@@ -275,7 +275,7 @@ export function providerProblems(value: unknown): string[] {
     const f = d.files;
     if (!f || typeof f.upload !== 'function' || typeof f.fromUpload !== 'function' || typeof f.delete !== 'function') {
       problems.push(`provider ${d.slug}: declares files but has no files translator (upload, fromUpload, delete)`);
-    }
+    } else if (f.download !== undefined && typeof f.download !== 'function') problems.push(`provider ${d.slug}: files.download must be a function`);
   }
   if (d.capabilities?.batch) {
     const b = d.batches;

@@ -17,14 +17,6 @@ export interface ResolvedTarget {
   upstreamModel: string;
 }
 
-/** One chunk of a vector store's file that a plugin put into the request. */
-export interface RetrievedChunk {
-  storeId: string;
-  fileId: string;
-  chunkIndex: number;
-  score: number;
-}
-
 export type StreamStatus = 'completed' | 'aborted' | 'failed';
 
 export interface StreamOutcome {
@@ -89,6 +81,11 @@ export interface GatewayState {
    * modality (a ChatCompletion for chat, an EmbeddingsResult, a RerankResult). Its `usage` is what plugins read.
    */
   result?: CanonicalResult;
+  /**
+   * Chunks of the gateway's vector stores put into the request (file_search, a retrieval plugin): the usage
+   * record keeps their references.
+   */
+  retrieval?: { chunks: Array<{ storeId: string; fileId: string; chunkIndex: number; score: number }> };
   /** Set when the provider reported no usage and the gateway estimated it (core/canonical/estimate.ts). */
   usageEstimated?: boolean;
   /** A streaming answer; read it only through a stage. */
@@ -98,8 +95,6 @@ export interface GatewayState {
    * cost nothing upstream. Usage records it at cost 0, budgets charge nothing. `similarity` is 1 for an exact hit.
    */
   servedFromCache?: { kind: 'exact' | 'semantic'; similarity: number };
-  /** The stored chunks a plugin added to the request as context (retrieval-augmented generation), for the usage record. */
-  retrieval?: { chunks: RetrievedChunk[] };
   /** Adds the calling plugin's stage to the response path (see ResponseStage for the order). */
   stage(stage: ResponseStage): void;
 }

@@ -4,10 +4,19 @@
  * is metered as work outside a request (core/pipeline/metered.ts) in the name of the caller it serves, so that
  * usage and budgets see it.
  */
-import type { Caller } from './caller.ts';
+import type { Caller, EffectivePolicy } from './caller.ts';
 
-/** What an embedding served: the usage record's source. */
-export type EmbedPurpose = 'vector-store' | 'rag' | 'file_search' | 'semantic-cache';
+/**
+ * Whom the work is for: a request's caller, or one recorded with background work (a vector store's creator).
+ * The policy applies only when `applyPolicy` is set.
+ */
+export type EmbedCaller = Pick<Caller, 'kind' | 'id' | 'tenantId' | 'organizationId' | 'departmentId'> & { policy?: EffectivePolicy };
+
+/**
+ * What an embedding served, reported as the metered work's source: `vector-store` (ingestion and search),
+ * `file_search` (the built-in tool), or the name of the plugin that embeds.
+ */
+export type EmbedPurpose = string;
 
 export interface EmbedRequest {
   /** A model id from `models` with an embeddings target. */
@@ -15,7 +24,7 @@ export interface EmbedRequest {
   /** At most 256 texts per call; the caller splits larger work. */
   input: readonly string[];
   /** Whom the work is for: its tenant owns the usage record. Undefined in a deployment without auth. */
-  caller: Caller | undefined;
+  caller: EmbedCaller | undefined;
   /**
    * Whether the caller's policy (model allow-lists and overrides) applies: yes for a model the caller chose (a
    * vector store's embedding_model), no for one the operator configured (the semantic cache's).

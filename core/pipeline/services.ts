@@ -7,6 +7,7 @@ import type { Log, LogFn } from '../log.ts';
 import type { KvOperation } from '../store/kv-operation.ts';
 import type { Caller, Credential } from './caller.ts';
 import type { EmbeddingService } from './embed.ts';
+import type { RetrievalService } from './retrieval.ts';
 
 export interface Clock {
   /** Wall time in ms since the epoch. */
@@ -61,6 +62,8 @@ export interface PluginServices {
   readonly identity: IdentityService;
   /** Embeddings through the gateway's own dispatch, metered in the name of the caller they serve. */
   readonly embeddings: EmbeddingService;
+  /** Search of the gateway-owned vector stores (their query embedded through `embeddings`). */
+  readonly retrieval: RetrievalService;
   /** Runs at shutdown after in-flight requests finish and before the stores close (flush buffers here). */
   onClose(hook: () => Promise<void>): void;
 }

@@ -6,15 +6,17 @@
 export { definePlugin, PLUGIN_API_VERSION } from '../pipeline/plugin.ts';
 export type { EntryCheckContext, PluginDefinition, PluginErrorCode } from '../pipeline/plugin.ts';
 export type { MeteredWork } from '../pipeline/metered.ts';
+export type { EmbedCaller, Embedded, EmbeddingService, EmbedRequest } from '../pipeline/embed.ts';
+export type { RetrievalQuery, RetrievalService, RetrievedChunk } from '../pipeline/retrieval.ts';
 export type {
   Clock, IdentityService, LogFn, PluginDatabase, PluginKv, PluginLogger, PluginQueryable, PluginServices, Row,
 } from '../pipeline/services.ts';
 export type {
-  GatewayContext, GatewayMiddleware, GatewayState, ResolvedTarget, ResponseStage, RetrievedChunk, StreamOutcome, StreamStatus,
+  GatewayContext, GatewayMiddleware, GatewayState, ResolvedTarget, ResponseStage, StreamOutcome, StreamStatus,
 } from '../pipeline/context.ts';
 export type { Caller, Credential, EffectivePolicy, RateLimits } from '../pipeline/caller.ts';
 export { overriddenModel } from '../identity/policy.ts';
-export { MAX_EMBED_INPUTS, type Embedded, type EmbeddingService, type EmbedPurpose, type EmbedRequest } from '../pipeline/embed.ts';
+export { MAX_EMBED_INPUTS, type EmbedPurpose } from '../pipeline/embed.ts';
 export type {
   AdminRequest, AdminRouteDescription, AdminScope, EndpointDescription, PluginAdminRoute, PluginEndpoint,
 } from '../pipeline/routes.ts';

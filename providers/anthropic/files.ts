@@ -1,6 +1,7 @@
 /**
  * Anthropic's Files API (beta `files-api-2025-04-14`): POST /files multipart with the one part `file`, answered
- * with {id, size_bytes, ...}; DELETE /files/{id}. Files have no purpose there and do not expire.
+ * with {id, size_bytes, ...}; DELETE /files/{id}; GET /files/{id}/content for the bytes. Files have no purpose
+ * there and do not expire.
  */
 import type { FilesTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { malformedAnswer, withoutContentType } from '../shared/files.ts';
@@ -22,5 +23,10 @@ export const anthropicFiles: FilesTranslator = {
   },
   delete(id, target) {
     return { method: 'DELETE', path: `/files/${encodeURIComponent(id)}`, headers: headers(target) };
+  },
+  // Anthropic serves the content only of files it marks downloadable (those skills or code execution created),
+  // not of files uploaded to it: those answer an error, which the caller reports as a file it skipped.
+  download(id, target) {
+    return { method: 'GET', path: `/files/${encodeURIComponent(id)}/content`, headers: headers(target) };
   },
 };

@@ -3,7 +3,7 @@
  * API of its own. An upload streams as an S3 multipart upload in parts of 8 MiB (CreateMultipartUpload, UploadPart
  * with 1-based numbers, CompleteMultipartUpload listing each part's ETag; AbortMultipartUpload when it fails) to
  * `{s3Prefix}{uuid}/{filename}` in options.s3Bucket. The provider file id is `s3://{bucket}/{key}`, what a batch
- * job's inputDataConfig names; deleting it is DeleteObject.
+ * job's inputDataConfig names; deleting it is DeleteObject, reading it back GetObject.
  */
 import { randomUUID } from 'node:crypto';
 import { unsupported } from '../../core/dispatch/exchange.ts';
@@ -11,7 +11,7 @@ import type { FilesTranslator, ProviderTarget, UploadAnswer } from '../../core/d
 import { awsCredentials } from './auth.ts';
 import { DEFAULT_S3_PREFIX, optionsOf, s3Endpoint } from './endpoints.ts';
 import { malformed } from './errors.ts';
-import { checkCompleted, completeBody, deleteObject, objectUrl, parseS3Uri, s3Uri, uploadIdOf, type S3Location } from './s3.ts';
+import { checkCompleted, completeBody, deleteObject, getObject, objectUrl, parseS3Uri, s3Uri, uploadIdOf, type S3Location } from './s3.ts';
 import { uriEncode } from './sigv4.ts';
 
 /** S3 takes parts of 5 MiB at least (but the last); 8 MiB keeps a 512 MiB upload at 64 parts, far from its 10,000. */
@@ -45,6 +45,13 @@ function uploadLocation(target: ProviderTarget, filename: string): S3Location {
   return { bucket: s3Bucket, key: `${s3Prefix ?? DEFAULT_S3_PREFIX}${randomUUID()}/${keySegment(filename)}` };
 }
 
+/** The object a provider file id names (`s3://bucket/key`, what the upload returned). */
+function objectOf(target: ProviderTarget, id: string): S3Location {
+  const location = parseS3Uri(id);
+  if (!location || location.key === '') throw malformed(target, `file id ${JSON.stringify(id)} (not s3://bucket/key)`);
+  return location;
+}
+
 export const bedrockFiles: FilesTranslator = {
   upload(file, target) {
     const location = uploadLocation(target, file.filename);
@@ -73,9 +80,7 @@ export const bedrockFiles: FilesTranslator = {
     // Every upload is a `parts` plan, finished by `finish`: no JSON answer ever names a Bedrock file.
     throw malformed(target, 'upload answer (S3 uploads end with CompleteMultipartUpload)');
   },
-  delete(id, target) {
-    const location = parseS3Uri(id);
-    if (!location || location.key === '') throw malformed(target, `file id ${JSON.stringify(id)} (not s3://bucket/key)`);
-    return deleteObject(target, location);
-  },
+  delete: (id, target) => deleteObject(target, objectOf(target, id)),
+  // A GET has no body: the signer hashes the empty payload, as S3 requires of a signed request.
+  download: (id, target) => getObject(target, objectOf(target, id)),
 };

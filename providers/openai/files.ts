@@ -1,14 +1,18 @@
 /**
- * OpenAI's Files API (POST /files multipart with `purpose` and `file`; DELETE /files/{id}), shared by Azure
- * OpenAI, which serves the same API under its resource with an api-version.
+ * OpenAI's Files API (POST /files multipart with `purpose` and `file`; DELETE /files/{id}; GET
+ * /files/{id}/content for the bytes), shared by Azure OpenAI, which serves the same API under its resource with an
+ * api-version.
  */
 import type { FilesTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { malformedAnswer, withoutContentType } from '../shared/files.ts';
 import { openaiHeaders } from './chat.ts';
 
 export interface OpenAiFilesHooks {
-  /** The path of the files collection, or of one file when `id` is given (query included). */
-  path(target: ProviderTarget, id?: string): string;
+  /**
+   * The path of the files collection, or of one file when `id` is given, then `sub` (`/content`) under that file
+   * (query included, after all of it).
+   */
+  path(target: ProviderTarget, id?: string, sub?: string): string;
   headers(target: ProviderTarget): Record<string, string>;
 }
 
@@ -34,10 +38,13 @@ export function createOpenAiFiles(hooks: OpenAiFilesHooks): FilesTranslator {
     delete(id, target) {
       return { method: 'DELETE', path: hooks.path(target, id), headers: withoutContentType(hooks.headers(target)) };
     },
+    download(id, target) {
+      return { method: 'GET', path: hooks.path(target, id, '/content'), headers: withoutContentType(hooks.headers(target)) };
+    },
   };
 }
 
 export const openaiFiles = createOpenAiFiles({
-  path: (_target, id) => (id === undefined ? '/files' : `/files/${encodeURIComponent(id)}`),
+  path: (_target, id, sub = '') => (id === undefined ? '/files' : `/files/${encodeURIComponent(id)}${sub}`),
   headers: openaiHeaders,
 });

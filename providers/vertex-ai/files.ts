@@ -4,7 +4,8 @@
  * session URI in `Location`; then each chunk PUT to it with `Content-Range: bytes first-last/*`, the last naming
  * the total (`bytes first-last/total`; an empty file names only its total, 0). Chunks before the last are a
  * multiple of 256 KiB; each is answered 308 until the last, answered 200 or 201 with the object resource. A
- * DELETE of the session URI cancels it (answered 499). The provider file id is `gs://bucket/object`.
+ * DELETE of the session URI cancels it (answered 499). The provider file id is `gs://bucket/object`; its bytes are
+ * the object's media (`?alt=media`).
  */
 import { randomUUID } from 'node:crypto';
 import type { FilesTranslator, ProviderTarget, UploadAnswer, UploadPart } from '../../core/dispatch/provider.ts';
@@ -75,4 +76,5 @@ export const vertexFiles: FilesTranslator = {
   // Cloud Storage keeps an object until it is deleted (a bucket's lifecycle rules aside).
   fromUpload: (body, target) => ({ ...objectResource(body, target), expiresAt: null }),
   delete: (id, target) => ({ method: 'DELETE', path: objectUrl(target, objectOf(target, id)), headers: storageHeaders(target) }),
+  download: (id, target) => ({ method: 'GET', path: `${objectUrl(target, objectOf(target, id))}?alt=media`, headers: storageHeaders(target) }),
 };

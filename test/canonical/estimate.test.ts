@@ -20,3 +20,10 @@ test('a prompt is counted once per body before the call, and again for usage aft
   assert.ok(usage.prompt_tokens > tokens);
   assert.equal(usage.total_tokens, usage.prompt_tokens + usage.completion_tokens);
 });
+
+test('special-token text in a prompt is counted as plain text, not refused', async () => {
+  const quoted = await estimatePromptTokens(request('Explain what <|endoftext|> means to a tokenizer.'));
+  const plain = await estimatePromptTokens(request('Explain what <|end of text|> means to a tokenizer.'));
+  assert.ok(quoted > 10);
+  assert.ok(Math.abs(quoted - plain) <= 3, `${quoted} vs ${plain}`);
+});

@@ -25,7 +25,6 @@ const NOT_PLUGIN_NAMES: Array<{ file: string; line: string; why: string }> = [
   { file: 'core/ingress/schemas/embeddings.ts', line: "required: ['object', 'data', 'model', 'usage']", why: 'the OpenAI wire field `usage`' },
   { file: 'core/ingress/schemas/completions.ts', line: "required: ['id', 'object', 'created', 'model', 'choices', 'usage']", why: 'the OpenAI wire field `usage`' },
   { file: 'core/ingress/schemas/messages.ts', line: "required: ['id', 'type', 'role', 'content', 'model', 'stop_reason', 'stop_sequence', 'usage']", why: 'the Messages wire field `usage`' },
-  { file: 'core/pipeline/embed.ts', line: "export type EmbedPurpose = 'vector-store' | 'rag' | 'file_search' | 'semantic-cache';", why: 'what an embedding served (a usage record\'s source), named by the caller of the embedding service' },
   { file: 'core/api/responses-schemas.ts', line: "required: ['id', 'object', 'provider', 'provider_response_id', 'model', 'previous_response_id', 'status', 'instructions', 'output', 'usage',", why: 'the Responses wire field `usage`' },
 ];
 
@@ -69,7 +68,8 @@ describe('the public entry points', () => {
       'core/canonical/chat.ts', 'core/canonical/completion.ts', 'core/canonical/embeddings.ts', 'core/canonical/rerank.ts',
       'core/canonical/responses-native.ts', 'core/canonical/responses-request.ts', 'core/canonical/responses.ts',
       'core/config/types.ts', 'core/errors.ts', 'core/identity/policy.ts', 'core/json-schema.ts', 'core/log.ts',
-      'core/pipeline/caller.ts', 'core/pipeline/context.ts', 'core/pipeline/embed.ts', 'core/pipeline/metered.ts', 'core/pipeline/plugin.ts', 'core/pipeline/routes.ts',
+      'core/pipeline/caller.ts', 'core/pipeline/context.ts', 'core/pipeline/embed.ts', 'core/pipeline/metered.ts', 'core/pipeline/plugin.ts',
+      'core/pipeline/retrieval.ts', 'core/pipeline/routes.ts',
       'core/pipeline/services.ts', 'core/pipeline/slot.ts', 'core/public/plugin.ts', 'core/store/kv-operation.ts',
     ]);
   });

@@ -185,6 +185,6 @@ describe('the gateway process', () => {
     await writeFile(bad, chatConfig(fake.baseUrl).replace('plugins: [auth]', 'plugins: [auth, no-such-plugin]'));
     const result = await runCli(['start', '--config', bad], { AIGW_DATA_DIR: await dataDir() });
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /bad\.yaml:\d+:\d+ \/pipelines\/0\/plugins\/1: unknown plugin "no-such-plugin" \(known: auth, ip-allow, ratelimit, usage, budget, semantic-cache\)/);
+    assert.match(result.stderr, /bad\.yaml:\d+:\d+ \/pipelines\/0\/plugins\/1: unknown plugin "no-such-plugin" \(known: auth, ip-allow, ratelimit, rag, usage, budget, semantic-cache\)/);
   });
 });

@@ -13,6 +13,14 @@ describe('files translators', () => {
     const { files: _files, ...rest } = openai;
     assert.match(providerProblems(rest).join('\n'), /declares files but has no files translator/);
     assert.deepEqual(providerProblems(openai), []);
+    assert.match(providerProblems({ ...openai, files: { ...openai.files!, download: 'GET' } }).join('\n'), /files\.download must be a function/);
+  });
+
+  test('downloads: the content of one file, its id one escaped segment; gemini\'s File API serves none', () => {
+    const request = openai.files!.download!('file/../x', target('openai', 'https://x/v1'));
+    assert.deepEqual([request.method, request.path, request.body], ['GET', '/files/file%2F..%2Fx/content', undefined]);
+    assert.equal(anthropic.files!.download!('file_1', target('anthropic', 'https://x/v1')).headers['anthropic-beta'], 'files-api-2025-04-14');
+    assert.equal(gemini.files!.download, undefined);
   });
 
   test('gemini sends the bytes only to an upload URL of the start request\'s own origin', () => {
