@@ -50,9 +50,10 @@ pipelines:
     plugins:
       - auth
       - rag: { vectorStoreIds: [${STORE}], topK: 2 }
+      - usage: { flushIntervalMs: 10 }
   - name: tools
     routes: [/v1/chat/completions, /v1/responses]
-    plugins: [auth]
+    plugins: [auth, { usage: { flushIntervalMs: 10 } }]
 `;
 
 describe('rag and file_search', () => {
@@ -146,6 +147,21 @@ describe('rag and file_search', () => {
     } finally {
       fake.failEmbeddings(null);
     }
+  });
+
+  test('the chunks rag and file_search used are in the usage records', async () => {
+    const db = gw.gateway.services.db;
+    await eventually(async () => {
+      const rows = await db.query<{ endpoint: string; retrieval: any }>('SELECT endpoint, retrieval FROM usage_records WHERE retrieval IS NOT NULL');
+      const endpoints = new Set(rows.map((r) => r.endpoint));
+      assert.ok(endpoints.has('/v1/messages') && endpoints.has('/v1/chat/completions'), JSON.stringify([...endpoints]));
+      for (const row of rows) {
+        const retrieval = typeof row.retrieval === 'string' ? JSON.parse(row.retrieval) : row.retrieval;
+        const chunk = (retrieval.chunks ?? retrieval)[0];
+        assert.equal(chunk.storeId, STORE, JSON.stringify(retrieval));
+        assert.ok(Number.isInteger(chunk.chunkIndex) && typeof chunk.fileId === 'string' && chunk.score > 0);
+      }
+    });
   });
 });
 
