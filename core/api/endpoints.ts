@@ -5,6 +5,7 @@ import { modelsEndpoint } from './models.ts';
 import { proxyEndpoints } from './proxy.ts';
 import { responsesReadEndpoints } from './responses.ts';
 import { vectorStoresEndpoints } from './vector-stores.ts';
+import { transcriptionsEndpoint, translationsEndpoint } from '../ingress/audio.ts';
 import { chatCompletionsEndpoint } from '../ingress/chat.ts';
 import { completionsEndpoint } from '../ingress/completions.ts';
 import { embeddingsEndpoint } from '../ingress/embeddings.ts';
@@ -13,7 +14,7 @@ import { messagesEndpoint } from '../ingress/messages.ts';
 import { rerankEndpoint } from '../ingress/rerank.ts';
 import { responsesCreateEndpoint } from '../ingress/responses.ts';
 
-export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, responsesCreateEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...responsesReadEndpoints, ...vectorStoresEndpoints, ...proxyEndpoints];
+export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, transcriptionsEndpoint, translationsEndpoint, responsesCreateEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...responsesReadEndpoints, ...vectorStoresEndpoints, ...proxyEndpoints];
 
 /** The route names pipelines.yaml may list (the passthrough's several methods share `/proxy`). */
 export const endpointPaths = (): string[] => [...new Set(endpoints.map((e) => e.path))];

@@ -1,10 +1,12 @@
 /**
- * What a request cost, from the model's `pricing`: USD per million tokens and USD per rerank search unit. Cached
+ * What a request cost, from the model's `pricing`: USD per million tokens, USD per rerank search unit and USD per
+ * second of audio heard. Cached
  * prompt tokens are priced at `cachedInput` when it is given, otherwise at `input`; completion tokens (reasoning
  * tokens included, as providers count them) at `output`; search units (rerank) at `searchUnit`. The same prices
  * serve every modality: embeddings have only input tokens, a rerank has its search units and whatever tokens its
- * provider reports. A price the model leaves out counts as 0; a model without `pricing`, or with none of `input`,
- * `output` and `searchUnit`, has no cost: null, never a guessed 0.
+ * provider reports, transcription and translation their seconds of audio at `audioSecond`. A price the model
+ * leaves out counts as 0; a model without `pricing`, or with none of these prices, has no cost: null, never a
+ * guessed 0.
  */
 import type { Usage } from './chat.ts';
 import type { ModelConfig } from '../config/types.ts';
@@ -14,6 +16,8 @@ export type Pricing = NonNullable<ModelConfig['pricing']>;
 export type PricedUsage = Pick<Usage, 'prompt_tokens' | 'completion_tokens' | 'prompt_tokens_details'> & {
   /** Rerank: the search units billed (meta.billed_units.search_units). */
   search_units?: number;
+  /** Transcription and translation: seconds of audio. */
+  audio_seconds?: number;
 };
 
 /** The cost in micro-dollars before rounding: tokens x USD per million tokens is exactly micro-dollars. */
@@ -22,12 +26,14 @@ function micros(pricing: Pricing, usage: PricedUsage): number {
   const cached = Math.min(prompt, Math.max(0, usage.prompt_tokens_details?.cached_tokens ?? 0));
   const input = pricing.input ?? 0;
   const tokens = (prompt - cached) * input + cached * (pricing.cachedInput ?? input) + Math.max(0, usage.completion_tokens) * (pricing.output ?? 0);
-  return tokens + Math.max(0, usage.search_units ?? 0) * (pricing.searchUnit ?? 0) * 1e6;
+  const audio = Math.max(0, usage.audio_seconds ?? 0) * (pricing.audioSecond ?? 0) * 1e6;
+  return tokens + Math.max(0, usage.search_units ?? 0) * (pricing.searchUnit ?? 0) * 1e6 + audio;
 }
 
 /** Whether the model has a price at all (an unpriced model costs null, not 0). */
 export function isPriced(pricing: Pricing | undefined): pricing is Pricing {
-  return !!pricing && (pricing.input !== undefined || pricing.output !== undefined || pricing.searchUnit !== undefined);
+  return !!pricing && (pricing.input !== undefined || pricing.output !== undefined || pricing.searchUnit !== undefined
+    || pricing.audioSecond !== undefined);
 }
 
 /** USD, or null when the model has no pricing. */

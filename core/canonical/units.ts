@@ -10,6 +10,7 @@
  *   tokens). Before the call both are estimated; once answered, a rerank has the search units its provider
  *   billed (or the dispatcher counted by that rule) and the tokens it reported, else the dispatcher's estimate.
  */
+import type { AudioUsage } from './audio.ts';
 import type { CanonicalRequest, CanonicalResult, Modality, Usage } from './chat.ts';
 import { estimateEmbeddingsTokens, estimatePromptTokens, estimateRerankTokens } from './estimate.ts';
 import { searchUnitsFor } from './rerank.ts';
@@ -41,20 +42,33 @@ export function meteredModality(request: CanonicalRequest | undefined, route: st
 /** Search units of a rerank before the call: the rule a provider that reports none is billed by. */
 export const estimateSearchUnits = searchUnitsFor;
 
-/** The input tokens of a request before the call (counted once per body, whichever plugin asks first). */
+/**
+ * The input tokens of a request before the call (counted once per body, whichever plugin asks first). Audio is
+ * billed by its seconds, not tokens: 0.
+ */
 export function estimateInputTokens(request: CanonicalRequest): Promise<number> {
   switch (request.modality) {
     case 'chat': return estimatePromptTokens(request.body);
     case 'embeddings': return estimateEmbeddingsTokens(request.body);
     case 'rerank': return estimateRerankTokens(request.body);
+    case 'transcription': case 'translation': return Promise.resolve(0);
   }
 }
+
+/**
+ * The most seconds an audio file of this size can hold, for reservations before the call: at 32 kbit/s (speech
+ * codecs such as Opus go lower only rarely), so the reservation is rarely short of the real duration.
+ */
+export const MAX_AUDIO_SECONDS_PER_BYTE = 1 / 4000;
+export const estimateAudioSeconds = (bytes: number): number => Math.ceil(bytes * MAX_AUDIO_SECONDS_PER_BYTE);
 
 export interface Metered {
   /** Tokens: as reported, or estimated (see `estimated`); null for a chat answer without usage. */
   usage: Usage | null;
   /** Rerank: the search units billed; 0 for every other modality. */
   searchUnits: number;
+  /** Transcription and translation: seconds of audio heard; 0 for every other modality. */
+  audioSeconds: number;
   /** The tokens are the gateway's estimate, not the provider's report. */
   estimated: boolean;
 }
@@ -67,11 +81,26 @@ export interface Metered {
  * here again would cost every answer for the few that need it.
  */
 export async function meteredResult(request: CanonicalRequest | undefined, result: CanonicalResult, reportedEstimated: boolean): Promise<Metered> {
+  if (result.object === 'transcription') return meteredAudio(result.usage);
   const searchUnits = result.object === 'rerank' ? tokenCount(result.meta?.billed_units?.search_units) : 0;
-  if (result.usage) return { usage: result.usage, searchUnits, estimated: reportedEstimated };
-  if (request?.modality !== 'embeddings' || result.object !== 'list') return { usage: null, searchUnits, estimated: false };
+  const none = { audioSeconds: 0 };
+  if (result.usage) return { usage: result.usage, searchUnits, estimated: reportedEstimated, ...none };
+  if (request?.modality !== 'embeddings' || result.object !== 'list') return { usage: null, searchUnits, estimated: false, ...none };
   const tokens = await estimateInputTokens(request);
-  return { usage: { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens }, searchUnits, estimated: true };
+  return { usage: { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens }, searchUnits, estimated: true, ...none };
+}
+
+/** An audio answer: its seconds, and tokens only when the provider reported some. */
+function meteredAudio(usage: AudioUsage): Metered {
+  const prompt = tokenCount(usage.prompt_tokens);
+  const completion = tokenCount(usage.completion_tokens);
+  const tokens = prompt + completion > 0 ? { prompt_tokens: prompt, completion_tokens: completion, total_tokens: tokenCount(usage.total_tokens) || prompt + completion } : null;
+  return { usage: tokens, searchUnits: 0, estimated: false, audioSeconds: audioSeconds(usage.audio_seconds) };
+}
+
+/** Seconds of audio from a provider: finite, non-negative, to the millisecond. */
+export function audioSeconds(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.round(value * 1000) / 1000 : 0;
 }
 
 /** A token count from a provider: a non-negative safe integer, whatever the provider sent. */

@@ -222,6 +222,7 @@ const modelSchema: JsonSchema = {
         output: { type: 'number', minimum: 0, description: 'USD per million completion tokens (reasoning included).' },
         cachedInput: { type: 'number', minimum: 0, description: 'USD per million cached prompt tokens (default: input).' },
         searchUnit: { type: 'number', minimum: 0, description: 'USD per rerank search unit: one query with up to 100 documents (meta.billed_units.search_units).' },
+        audioSecond: { type: 'number', minimum: 0, description: 'USD per second of audio heard (transcription and translation), whatever response_format the caller asked for.' },
       },
     },
     enabled: { type: 'boolean', default: true, description: 'A disabled model is neither listed nor routed.' },

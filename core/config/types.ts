@@ -143,8 +143,11 @@ export interface ModelConfig {
   capabilities?: string[];
   context_window?: number;
   max_output_tokens?: number | null;
-  /** USD per million tokens (input, output, cachedInput), and USD per rerank search unit (searchUnit). */
-  pricing?: { input?: number; output?: number; cachedInput?: number; searchUnit?: number };
+  /**
+   * USD per million tokens (input, output, cachedInput), USD per rerank search unit (searchUnit) and USD per
+   * second of audio heard (audioSecond).
+   */
+  pricing?: { input?: number; output?: number; cachedInput?: number; searchUnit?: number; audioSecond?: number };
   enabled: boolean;
 }
 

@@ -5,6 +5,7 @@
  * rerank-call.ts) build the request and translate the answer; nothing here knows a modality.
  */
 import { GatewayError } from '../errors.ts';
+import type { Readable } from 'node:stream';
 import type { GatewayContext } from '../pipeline/context.ts';
 import type { Breakers } from './breakers.ts';
 import type { FollowUp, ProviderDefinition, ProviderIO, ProviderTarget, UpstreamRequest } from './provider.ts';
@@ -62,6 +63,8 @@ export interface ExchangeOptions {
   /** The caller asked for a stream: the final response is returned with its body unread. */
   stream: boolean;
   followUp?: FollowUpHook;
+  /** The first request's body as a stream (audio, a multipart form), made anew for each attempt. */
+  body?: () => Readable;
 }
 
 /** Sends, authorizes and follows up, inside the breaker; returns the final response (body unread) or JSON. */
@@ -69,19 +72,23 @@ export async function exchange(
   deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, first: UpstreamRequest, options: ExchangeOptions, signal: AbortSignal,
 ): Promise<{ stream: UpstreamResponse } | { body: unknown }> {
   const { stream, followUp } = options;
-  const send = async (request: UpstreamRequest): Promise<UpstreamResponse> => {
+  const send = async (request: UpstreamRequest, body?: Readable): Promise<UpstreamResponse> => {
     let response: UpstreamResponse;
     try {
       const authorized = provider.authorize ? await provider.authorize(request, target, deps.io, signal) : request;
-      response = await deps.upstream.send(target.baseUrl, authorized, signal);
+      response = await deps.upstream.send(target.baseUrl, authorized, signal, body);
     } catch (err) {
+      body?.destroy();
       throw isAbort(err) ? err : transportError(target.slug, err, 'request');
     }
-    if (response.statusCode >= 400) throw provider.mapError(response.statusCode, await readErrorBody(response), target, response.headers);
+    if (response.statusCode >= 400) {
+      body?.destroy();
+      throw provider.mapError(response.statusCode, await readErrorBody(response), target, response.headers);
+    }
     return response;
   };
   return deps.breakers.run(target.slug, target.baseUrl, async () => {
-    let response = await send(first);
+    let response = await send(first, options.body?.());
     const maxBytes = deps.upstream.maxBodyBytes;
     if (!followUp) return stream ? { stream: response } : { body: await readJson(response, target.slug, maxBytes) };
     for (let step = 0; step < MAX_FOLLOW_UPS; step++) {

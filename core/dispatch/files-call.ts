@@ -6,10 +6,10 @@
  * whole. Everything runs inside the upstream's breaker; a failure that is the caller's (a body over its limit, a
  * client gone) is reported as that, never as the upstream's.
  */
-import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { GatewayError } from '../errors.ts';
 import { badAnswer, unsupported, type CallDeps } from './exchange.ts';
+import { framed, newBoundary, pulled } from './multipart.ts';
 import type {
   FilesTranslator, FileUploadInfo, PartsUploadPlan, ProviderDefinition, ProviderTarget, UploadAnswer, UploadedFile, UploadPart, UpstreamRequest,
 } from './provider.ts';
@@ -31,20 +31,6 @@ export interface UploadSource {
 
 /** The provider's file, with the byte count the gateway itself streamed. */
 export type Uploaded = UploadedFile & { streamedBytes: number };
-
-/** A quoted multipart parameter: quotes and line breaks percent-encoded, as the WHATWG FormData encoder does. */
-const quoted = (value: string) => `"${value.replace(/[\r\n"]/g, (c) => encodeURIComponent(c))}"`;
-/** A media type the caller gave, reduced to the characters a header may carry. */
-const safeType = (type: string) => (/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+$/.test(type) ? type : 'application/octet-stream');
-
-async function* framed(boundary: string, fields: Array<[string, string]>, fileField: string, info: FileUploadInfo, file: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  for (const [name, value] of fields) {
-    yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`);
-  }
-  yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name=${quoted(fileField)}; filename=${quoted(info.filename)}\r\nContent-Type: ${safeType(info.mimeType)}\r\n\r\n`);
-  yield* file;
-  yield Buffer.from(`\r\n--${boundary}--\r\n`);
-}
 
 async function* counting(source: AsyncIterable<Buffer>, count: { bytes: number }): AsyncGenerator<Buffer> {
   for await (const chunk of source) {
@@ -84,7 +70,6 @@ export async function* partsOf(source: AsyncIterable<Buffer>, size: number): Asy
 }
 
 /** A byte stream undici pulls from at its own pace; objectMode off so its buffer is bounded in bytes. */
-const pulled = (source: AsyncIterable<Buffer>) => Readable.from(source, { objectMode: false, highWaterMark: 64 * 1024 });
 
 /**
  * Sends to one provider target outside the chat exchange: authorized, an error answer mapped by the provider (but
@@ -184,9 +169,9 @@ export async function uploadFile(
     }
     let response: UpstreamResponse;
     if (plan.kind === 'multipart') {
-      const boundary = `aigw-${randomBytes(16).toString('hex')}`;
+      const boundary = newBoundary();
       const request = { ...plan.request, headers: { ...plan.request.headers, 'content-type': `multipart/form-data; boundary=${boundary}` }, bodyStreamed: true };
-      response = await sender.send(request, pulled(framed(boundary, plan.fields, plan.fileField, info, file)));
+      response = await sender.send(request, pulled(framed(boundary, plan.fields, { field: plan.fileField, filename: info.filename, mimeType: info.mimeType }, file)));
     } else {
       const started = await sender.send(plan.start);
       await started.body.dump();

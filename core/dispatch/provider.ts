@@ -7,6 +7,7 @@ import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from 
 import type { LegacyCompletionRequest } from '../canonical/completion.ts';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../canonical/embeddings.ts';
 import type { RerankRequest, RerankResult } from '../canonical/rerank.ts';
+import type { TranscriptionRequest, TranscriptionResult } from '../canonical/audio.ts';
 import type { GatewayError } from '../errors.ts';
 import type { StreamEvent, StreamFormat } from '../streaming/events.ts';
 import type { BatchesTranslator } from './provider-batches.ts';
@@ -114,6 +115,34 @@ export interface RerankTranslator {
   fromUpstream(body: unknown, target: ProviderTarget, request: RerankRequest): RerankResult;
 }
 
+/** Speech to text: `transcription` keeps the spoken language, `translation` answers in English. */
+export type TranscriptionTask = 'transcription' | 'translation';
+
+/**
+ * How a request carrying the audio travels; the core frames and sends the bytes (never the translator):
+ * - `multipart`: a multipart/form-data body, `fields` in order and then the audio as the part `fileField`;
+ *   `request` carries no body and no content type.
+ * - `raw`: the audio bytes are the body; `request.headers` names their content type.
+ * - `json`: the translator put everything (the audio as base64 or a data URI) in `request.body` itself.
+ */
+export type AudioUploadPlan =
+  | { kind: 'multipart'; request: UpstreamRequest; fields: Array<[string, string]>; fileField: string }
+  | { kind: 'raw'; request: UpstreamRequest }
+  | { kind: 'json'; request: UpstreamRequest };
+
+/**
+ * POST /v1/audio/transcriptions and /v1/audio/translations for one provider. Ask the provider for its fullest
+ * answer (verbose JSON with duration and segments) whatever the caller's response_format: the ingress renders the
+ * caller's format, and the duration is what the request is metered by.
+ */
+export interface TranscriptionTranslator {
+  toUpstream(request: TranscriptionRequest, target: ProviderTarget, task: TranscriptionTask): AudioUploadPlan;
+  /** The final JSON answer -> canonical; usage.audio_seconds from the provider's duration when it gives one. */
+  fromUpstream(body: unknown, target: ProviderTarget, request: TranscriptionRequest, task: TranscriptionTask): TranscriptionResult;
+  /** Asynchronous providers (upload, then a job to poll): the next request after a 2xx JSON answer, or null when final. */
+  followUp?(body: unknown, target: ProviderTarget, step: number): FollowUp | null;
+}
+
 /** What a provider's chat translator can do; the dispatcher refuses the rest before any I/O. */
 export interface ChatCapability {
   stream: boolean;
@@ -192,6 +221,8 @@ export interface ProviderDefinition {
   responses?: ResponsesTranslator;
   embeddings?: EmbeddingsTranslator;
   rerank?: RerankTranslator;
+  /** Serves both transcription and translation; capabilities say which. */
+  transcription?: TranscriptionTranslator;
   files?: FilesTranslator;
   batches?: BatchesTranslator;
   /**
@@ -270,6 +301,12 @@ export function providerProblems(value: unknown): string[] {
     if (!r || typeof r.toUpstream !== 'function' || typeof r.fromUpstream !== 'function') {
       problems.push(`provider ${d.slug}: declares rerank but has no rerank translator (toUpstream, fromUpstream)`);
     }
+  }
+  if (d.capabilities?.transcription || d.capabilities?.translation) {
+    const t = d.transcription;
+    if (!t || typeof t.toUpstream !== 'function' || typeof t.fromUpstream !== 'function') {
+      problems.push(`provider ${d.slug}: declares transcription or translation but has no transcription translator (toUpstream, fromUpstream)`);
+    } else if (t.followUp !== undefined && typeof t.followUp !== 'function') problems.push(`provider ${d.slug}: transcription.followUp must be a function`);
   }
   if (d.capabilities?.files) {
     const f = d.files;

@@ -35,6 +35,8 @@ export interface DispatchEndpoint extends EndpointBase {
    * endpoint's wire format; may first record it (a stored response).
    */
   respond(ctx: GatewayContext, deps: LocalEndpointDeps): void | Promise<void>;
+  /** Reads the body for parse(), within the limit; default: JSON only. Audio endpoints also take multipart forms. */
+  readBody?(ctx: GatewayContext, limitBytes: number): Promise<unknown>;
 }
 
 /** What local endpoints may use to answer. */

@@ -75,7 +75,9 @@ export function clientIpResolver(server: ServerConfig): ClientIpResolver {
 export function routeEntry(
   endpoint: EndpointDefinition, pipeline: string, bodyLimitBytes: number, logger: Logger, clientIp: ClientIpResolver, deps: LocalEndpointDeps,
 ): GatewayMiddleware {
-  const readBody = jsonBodyReader(endpoint.bodyLimitBytes ?? bodyLimitBytes);
+  const limit = endpoint.bodyLimitBytes ?? bodyLimitBytes;
+  const custom = endpoint.kind === 'dispatch' ? endpoint.readBody : undefined;
+  const readBody = custom ? (ctx: Context) => custom(ctx as GatewayContext, limit) : jsonBodyReader(limit);
   return async (ctx, next) => {
     const stages = new StageList();
     const gw = createState(ctx, endpoint, pipeline, readBody, clientIp(ctx), stages, deps);

@@ -8,7 +8,7 @@ import type { CanonicalRequest, CanonicalResult } from '../../core/canonical/cha
 import type { GatewayConfig, ModelConfig } from '../../core/config/types.ts';
 import { allowsModel, overriddenModel, type EffectivePolicy } from '../../core/identity/policy.ts';
 import { costUsd, isPriced, toMicroUsd, type PricedUsage, type Pricing } from '../../core/canonical/pricing.ts';
-import { estimateInputTokens, estimateSearchUnits, meteredResult } from '../../core/canonical/units.ts';
+import { estimateAudioSeconds, estimateInputTokens, estimateSearchUnits, meteredResult } from '../../core/canonical/units.ts';
 
 export type ModelPrice =
   /** Not a model this caller can use: routing refuses it, nothing to reserve. */
@@ -37,7 +37,9 @@ export function costMicros(pricing: Pricing, usage: PricedUsage): number {
  * - embeddings: the inputs' tokens at `input`;
  * - rerank: one search unit per started hundred documents at `searchUnit`, plus the query read beside every
  *   document and the documents at `input` (counted only when the model has an input price); it settles to the
- *   search units billed and the tokens reported, if any (core/canonical/units.ts).
+ *   search units billed and the tokens reported, if any (core/canonical/units.ts);
+ * - transcription and translation: the most seconds the file's size can hold (core/canonical/units.ts) at
+ *   `audioSecond`, settled to the seconds heard.
  */
 export async function estimateMicros(price: Extract<ModelPrice, { kind: 'priced' }>, request: CanonicalRequest, defaultCompletionTokens: number): Promise<number> {
   const { pricing } = price;
@@ -55,6 +57,8 @@ export async function estimateMicros(price: Extract<ModelPrice, { kind: 'priced'
       const tokens = pricing.input ? await estimateInputTokens(request) : 0;
       return costMicros(pricing, { prompt_tokens: tokens, completion_tokens: 0, search_units: estimateSearchUnits(request.body.documents.length) });
     }
+    case 'transcription': case 'translation':
+      return costMicros(pricing, { prompt_tokens: 0, completion_tokens: 0, audio_seconds: estimateAudioSeconds(request.body.audio.bytes.length) });
   }
 }
 
@@ -64,7 +68,7 @@ export async function estimateMicros(price: Extract<ModelPrice, { kind: 'priced'
  */
 export async function answerMicros(pricing: Pricing, request: CanonicalRequest, result: CanonicalResult | undefined, estimate: number): Promise<number> {
   if (!result) return estimate;
-  const { usage, searchUnits } = await meteredResult(request, result, false);
-  if (!usage && searchUnits === 0) return estimate;
-  return costMicros(pricing, { ...(usage ?? { prompt_tokens: 0, completion_tokens: 0 }), search_units: searchUnits });
+  const { usage, searchUnits, audioSeconds } = await meteredResult(request, result, false);
+  if (!usage && searchUnits === 0 && audioSeconds === 0) return estimate;
+  return costMicros(pricing, { ...(usage ?? { prompt_tokens: 0, completion_tokens: 0 }), search_units: searchUnits, audio_seconds: audioSeconds });
 }

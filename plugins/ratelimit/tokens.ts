@@ -17,6 +17,7 @@ function inputOf(request: CanonicalRequest, route: string): { path: string; name
     case 'chat': return route === '/v1/completions' ? { path: '/prompt', name: 'prompt' } : { path: '/messages', name: 'prompt' };
     case 'embeddings': return { path: '/input', name: 'input' };
     case 'rerank': return { path: '/documents', name: 'query with its documents' };
+    case 'transcription': case 'translation': return { path: '/file', name: 'audio' };
   }
 }
 

@@ -31,6 +31,8 @@ interface Ending {
   usage: Usage | null;
   /** Rerank: the search units billed. */
   searchUnits?: number;
+  /** Transcription and translation: the seconds of audio heard. */
+  audioSeconds?: number;
   estimated: boolean;
   error?: unknown;
   /** An answer reached the caller (or began to): ttfb is known. */
@@ -154,9 +156,10 @@ export class RequestMeter {
     const reasoning = tokenCount(usage?.completion_tokens_details?.reasoning_tokens);
     const total = usage && typeof usage.total_tokens === 'number' ? tokenCount(usage.total_tokens) : prompt + completion;
     const searchUnits = tokenCount(ending.searchUnits);
+    const audioSeconds = ending.audioSeconds ?? 0;
     // Answered without a provider (a plugin's cache hit, say): units are recorded, nothing was spent.
     const spent = gw.target && !gw.servedFromCache
-      ? { prompt_tokens: prompt, completion_tokens: completion, prompt_tokens_details: { cached_tokens: cached }, search_units: searchUnits }
+      ? { prompt_tokens: prompt, completion_tokens: completion, prompt_tokens_details: { cached_tokens: cached }, search_units: searchUnits, audio_seconds: audioSeconds }
       : { prompt_tokens: 0, completion_tokens: 0 };
 
     let errorCode: string | null = null;
@@ -190,6 +193,7 @@ export class RequestMeter {
       reasoningTokens: reasoning,
       totalTokens: total,
       searchUnits,
+      audioSeconds,
       estimated: ending.estimated,
       costUsd: costUsd(model?.pricing, spent),
       latencyMs,

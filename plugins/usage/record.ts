@@ -34,6 +34,8 @@ export interface UsageRecord {
   totalTokens: number;
   /** Rerank: the search units billed; 0 for the other modalities. */
   searchUnits: number;
+  /** Transcription and translation: seconds of audio heard; absent (0) for the other modalities. */
+  audioSeconds?: number;
   estimated: boolean;
   costUsd: number | null;
   latencyMs: number;
@@ -81,6 +83,7 @@ const COLUMNS: Array<[string, string, (r: UsageRecord) => unknown]> = [
   ['requests', 'integer', (r) => r.requests ?? 1],
   ['cache_status', 'text', (r) => r.cacheStatus ?? null],
   ['retrieval', 'jsonb', (r) => r.retrieval ?? null],
+  ['audio_seconds', 'float8', (r) => r.audioSeconds ?? 0],
 ];
 
 const INSERT = `INSERT INTO usage_records (${COLUMNS.map(([name]) => name).join(', ')})

@@ -6,6 +6,7 @@ import { openaiEmbeddings } from './embeddings.ts';
 import { openaiErrorFromBody } from './errors.ts';
 import { openaiFiles } from './files.ts';
 import { openaiResponses } from './responses.ts';
+import { openaiTranscription } from './transcription.ts';
 
 export default defineProvider({
   slug: 'openai',
@@ -29,6 +30,8 @@ export default defineProvider({
     completion: { stream: true },
     responses: { stream: true, builtInTools: ['web_search', 'web_search_preview'] },
     embeddings: {},
+    transcription: {},
+    translation: {},
     files: {},
     batch: { submit: true },
   },
@@ -36,6 +39,7 @@ export default defineProvider({
   completion: openaiCompletion,
   responses: openaiResponses,
   embeddings: openaiEmbeddings,
+  transcription: openaiTranscription,
   files: openaiFiles,
   batches: openaiBatches,
   passthroughHeaders: openaiHeaders,

@@ -165,10 +165,10 @@ describe('errors on the chat route', () => {
     assert.equal(r.status, 400);
     assertEnvelope(r.body, 'CAPABILITY_NOT_SUPPORTED');
     assert.deepEqual(r.body.error.details, { provider: 'openai', tools: ['code_execution'] });
-    // file_search is the gateway's own tool; without vector stores it is refused for every provider.
+    // file_search is the gateway's own tool for every provider: a store the caller's tenant lacks is 404.
     const fileSearch = await postJson(chat, { ...hello, tools: [{ type: 'built_in', built_in: 'file_search', config: { vectorStoreIds: ['vs-1'] } }] }, auth);
-    assert.equal(fileSearch.status, 400);
-    assertEnvelope(fileSearch.body, 'CAPABILITY_NOT_SUPPORTED');
+    assert.equal(fileSearch.status, 404);
+    assertEnvelope(fileSearch.body, 'NOT_FOUND');
     assert.equal(fake.requests.length, before);
   });
 
