@@ -10,6 +10,7 @@ import { azureAiEmbeddings, azureOpenAiEmbeddings } from './embeddings.ts';
 import { azureErrorFromBody } from './errors.ts';
 import { azureOpenAiFiles } from './files.ts';
 import { azureOpenAiResponses } from './responses.ts';
+import { azureOpenAiTranscription } from './transcription.ts';
 
 export const azureOpenAi = defineProvider({
   slug: 'azure-openai',
@@ -35,6 +36,7 @@ export const azureOpenAi = defineProvider({
   },
   capabilities: {
     chat: { stream: true, tools: true, vision: true, n: true }, completion: { stream: true }, responses: { stream: true }, embeddings: {}, files: {},
+    transcription: {}, translation: {},
     // Its Batch API is OpenAI's: polled, for batches made on Azure and registered by id.
     batch: { submit: false },
   },
@@ -42,6 +44,7 @@ export const azureOpenAi = defineProvider({
   completion: azureOpenAiCompletion,
   responses: azureOpenAiResponses,
   embeddings: azureOpenAiEmbeddings,
+  transcription: azureOpenAiTranscription,
   files: azureOpenAiFiles,
   batches: azureOpenAiBatches,
   passthroughHeaders: azureOpenAiHeaders,

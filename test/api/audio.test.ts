@@ -36,7 +36,11 @@ const config = (origin: string) => `
 providers:
   openai: { baseUrl: ${origin}/v1, apiKey: sk-upstream }
   anthropic: { baseUrl: ${origin}/anthropic, apiKey: sk-ant }
+  azure-openai: { baseUrl: ${origin}/azure/openai, apiKey: azure-key }
 models:
+  - id: azure-whisper
+    provider: azure-openai
+    upstreamModel: whisper-prod
   - id: whisper
     provider: openai
     upstreamModel: whisper-1
@@ -103,6 +107,14 @@ describe('audio transcriptions and translations', () => {
     assert.equal(answer.text, 'Hello, how are you?');
     assert.equal(last().path, '/v1/audio/translations');
     assert.equal(last().fields.language, undefined);
+  });
+
+  test('azure-openai: the deployment\'s path with api-version, the api-key header', async () => {
+    const answer = await client.audio.translations.create({ model: 'azure-whisper', file: await toFile(wav(1), 'a.wav'), response_format: 'verbose_json' });
+    assert.equal(answer.text, 'Hello, how are you?');
+    assert.match(last().path, /^\/azure\/openai\/deployments\/whisper-prod\/audio\/translations\?api-version=/);
+    assert.equal(last().headers['api-key'], 'azure-key');
+    assert.equal(last().headers.authorization, undefined);
   });
 
   test('JSON with base64 audio (or a data: URI); a nameless file is named from its bytes', async () => {
