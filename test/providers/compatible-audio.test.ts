@@ -10,6 +10,7 @@ import OpenAI, { toFile } from 'openai';
 import { openAiCompatibleProviders } from '../../providers/openai-compatible/index.ts';
 import { fireworksAudioBaseUrl } from '../../providers/openai-compatible/transcription.ts';
 import { startFakeAudio, type FakeAudio } from '../fakes/audio.ts';
+import { catalogueRows } from '../helpers/catalogue.ts';
 import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { wav } from '../helpers/wav.ts';
 
@@ -70,11 +71,14 @@ describe('audio on the OpenAI-compatible catalogue', () => {
     await fake?.close();
   });
 
-  test('only the rows PROVIDERS.md marks s and x declare transcription and translation', () => {
-    const declaring = (task: 'transcription' | 'translation') =>
-      openAiCompatibleProviders.filter((p) => p.capabilities[task] && p.transcription).map((p) => p.slug).sort();
-    assert.deepEqual(declaring('transcription'), ['deepinfra', 'fireworks-ai', 'groq', 'mistral', 'sambanova', 'siliconflow', 'together-ai', 'vllm']);
-    assert.deepEqual(declaring('translation'), ['groq', 'together-ai', 'vllm']);
+  test('the catalogue entries declaring transcription and translation are exactly those PROVIDERS.md marks s and x', () => {
+    const rows = catalogueRows().filter((row) => row.family === 'openai-compatible');
+    for (const [letter, task] of [['s', 'transcription'], ['x', 'translation']] as const) {
+      const marked = rows.filter((row) => row.modalities.includes(letter)).map((row) => row.slug).sort();
+      const declaring = openAiCompatibleProviders.filter((p) => p.capabilities[task] && p.transcription).map((p) => p.slug).sort();
+      assert.deepEqual(declaring, marked, task);
+    }
+    assert.deepEqual(openAiCompatibleProviders.filter((p) => p.capabilities.translation).map((p) => p.slug).sort(), ['groq', 'together-ai', 'vllm']);
   });
 
   for (const [model, path, credential] of VERBOSE) {
