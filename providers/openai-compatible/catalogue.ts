@@ -9,6 +9,7 @@ import type { ChatCapability, ProviderTarget } from '../../core/dispatch/provide
 import { mistralEmbeddingsBody, nimEmbeddingsBody, type CompatibleEmbeddings } from './embeddings.ts';
 import type { ParameterPolicy } from './policy.ts';
 import type { CompatibleRerank } from './rerank.ts';
+import { fireworksAudioBaseUrl, mistralAudioAnswer, mistralAudioForm, togetherAudioForm, type CompatibleAudio } from './transcription.ts';
 import {
   choiceUsage, dashscopeWebSearch, githubHeaders, groqBody, groqUsage, mistralBody, openrouterHeaders, openrouterWebSearch, zhipuBody,
   type BodyHook, type ChunkHook,
@@ -32,6 +33,8 @@ export interface CompatibleEntry {
   completion?: { path?: string };
   /** The provider's rerank API (absent: none). */
   rerank?: CompatibleRerank;
+  /** POST /audio/transcriptions (and /audio/translations when it says so), as the provider documents it (absent: none). */
+  audio?: CompatibleAudio;
   policy?: ParameterPolicy;
   /** False for providers that reject `stream_options`; their usage comes in the last chunk unasked. */
   streamOptions?: boolean;
@@ -59,6 +62,10 @@ const EMBED = {};
 const EMBED_FLOATS = { base64: false };
 /** Hosts of OpenAI's own embedding models (text-embedding-3-* take dimensions). */
 const EMBED_OPENAI_MODELS = { dimensions: /(^|\/)text-embedding-3-/ };
+/** Whisper as OpenAI serves it: verbose_json, transcriptions and translations. */
+const WHISPER = { translation: true };
+/** Whisper hosts documenting transcriptions with json and text answers only (no duration: the file's is metered). */
+const WHISPER_JSON_ONLY = { format: 'json' } as const;
 /** Qwen3-Embedding is Matryoshka-trained: it takes dimensions wherever it is hosted. */
 const QWEN3_EMBEDDING = /qwen3-embedding/i;
 
@@ -73,6 +80,8 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
         'presence_penalty', 'frequency_penalty', 'n', 'prediction', 'parallel_tool_calls', 'prompt_mode', 'safe_prompt'],
     },
     body: mistralBody,
+    // Voxtral: no response_format and no prompt (unknown fields are rejected); usage.prompt_audio_seconds is metered.
+    audio: { format: 'none', refuse: ['prompt'], form: mistralAudioForm, answer: mistralAudioAnswer },
     notes: 'tool_choice required -> any; seed -> random_seed; tool-call ids made 9-character alphanumeric; no logprobs.',
   },
   {
@@ -80,13 +89,26 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     // Groq rejects logprobs, logit_bias and n > 1: refused before any I/O. Its stream usage is in x_groq.usage.
     streamOptions: false, policy: { refuse: NO_LOGPROBS, drop: OPENAI_ONLY, maxCompletionTokens: true },
     body: groqBody, chunk: groqUsage,
+    // Whisper at /openai/v1/audio/*: json, text and verbose_json (no srt or vtt, which the gateway renders itself).
+    audio: WHISPER,
   },
   {
     slug: 'together-ai', completion: LEGACY, displayName: 'Together AI', defaultBaseUrl: 'https://api.together.xyz/v1', embeddings: EMBED_FLOATS, chat: all,
     policy: { drop: OPENAI_ONLY }, notes: 'Finishes with `eos`, mapped to stop.',
     rerank: { shape: 'cohere', path: '/rerank', returnDocuments: false },
+    // response_format json or verbose_json; its `language` defaults to en, so none is sent as auto (detect).
+    audio: { translation: true, form: togetherAudioForm },
   },
-  { slug: 'fireworks-ai', completion: LEGACY, displayName: 'Fireworks AI', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', embeddings: { base64: false, dimensions: /nomic-embed-text-v1\.5|qwen3-embedding/i }, chat: all, policy: { drop: OPENAI_ONLY } },
+  {
+    slug: 'fireworks-ai', completion: LEGACY, displayName: 'Fireworks AI', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', embeddings: { base64: false, dimensions: /nomic-embed-text-v1\.5|qwen3-embedding/i }, chat: all, policy: { drop: OPENAI_ONLY },
+    audio: { baseUrl: { option: 'audioBaseUrl', default: fireworksAudioBaseUrl } },
+    options: {
+      audioBaseUrl: {
+        type: 'string',
+        description: 'Where audio transcriptions go (OpenAI\'s form, verbose_json). Default: Fireworks\' serverless Whisper hosts, https://audio-turbo.us-virginia-1.direct.fireworks.ai/v1 for whisper-v3-turbo and https://audio-prod.us-virginia-1.direct.fireworks.ai/v1 for the other models; set it to a dedicated endpoint.',
+      },
+    },
+  },
   {
     slug: 'deepseek', completion: { path: '/beta/completions' }, displayName: 'DeepSeek', defaultBaseUrl: 'https://api.deepseek.com', chat: textOnly,
     // No /v1 in the base URL; reasoning_content stays beside content; JSON output is json_object only.
@@ -109,8 +131,12 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     },
   },
   { slug: 'cerebras', completion: LEGACY, displayName: 'Cerebras', defaultBaseUrl: 'https://api.cerebras.ai/v1', chat: textOnly, policy: { drop: OPENAI_ONLY, maxCompletionTokens: true } },
-  { slug: 'sambanova', displayName: 'SambaNova', defaultBaseUrl: 'https://api.sambanova.ai/v1', chat: single, policy: { drop: OPENAI_ONLY } },
-  { slug: 'deepinfra', completion: LEGACY, displayName: 'DeepInfra', defaultBaseUrl: 'https://api.deepinfra.com/v1/openai', embeddings: { dimensions: QWEN3_EMBEDDING }, chat: all, policy: { drop: OPENAI_ONLY } },
+  { slug: 'sambanova', displayName: 'SambaNova', defaultBaseUrl: 'https://api.sambanova.ai/v1', chat: single, policy: { drop: OPENAI_ONLY }, audio: WHISPER_JSON_ONLY },
+  {
+    slug: 'deepinfra', completion: LEGACY, displayName: 'DeepInfra', defaultBaseUrl: 'https://api.deepinfra.com/v1/openai', embeddings: { dimensions: QWEN3_EMBEDDING }, chat: all, policy: { drop: OPENAI_ONLY },
+    // OpenAI's form at /v1/openai/audio/transcriptions; every OpenAI response_format, verbose_json included.
+    audio: {},
+  },
   { slug: 'nebius', completion: LEGACY, displayName: 'Nebius AI Studio', defaultBaseUrl: 'https://api.studio.nebius.ai/v1', embeddings: EMBED_FLOATS, chat: all, policy: { drop: OPENAI_ONLY } },
   { slug: 'novita-ai', completion: LEGACY, displayName: 'Novita AI', defaultBaseUrl: 'https://api.novita.ai/v3/openai', chat: all, policy: { drop: OPENAI_ONLY } },
   { slug: 'hyperbolic', completion: LEGACY, displayName: 'Hyperbolic', defaultBaseUrl: 'https://api.hyperbolic.xyz/v1', chat: single, policy: { drop: OPENAI_ONLY } },
@@ -137,6 +163,8 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     slug: 'siliconflow', displayName: 'SiliconFlow', defaultBaseUrl: 'https://api.siliconflow.cn/v1', embeddings: { dimensions: QWEN3_EMBEDDING }, chat: single,
     policy: { drop: OPENAI_ONLY, reasoning: { style: 'enable-thinking' } },
     rerank: { shape: 'cohere', path: '/rerank', returnDocuments: false },
+    // SenseVoice and TeleSpeechASR: the form documents file and model only, the answer {text} only.
+    audio: { format: 'none', refuse: ['language', 'prompt', 'temperature'] },
   },
   { slug: 'upstage', displayName: 'Upstage', defaultBaseUrl: 'https://api.upstage.ai/v1', embeddings: EMBED_FLOATS, chat: textOnly, policy: { drop: OPENAI_ONLY } },
   {
@@ -165,8 +193,8 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
   },
   {
     slug: 'vllm', completion: LEGACY, displayName: 'vLLM', embeddings: { dimensions: /./ }, chat: all, baseUrlTemplate: 'http://{host}:8000/v1',
-    rerank: { shape: 'cohere', path: '/rerank' }, policy: { maxCompletionTokens: true },
-    notes: 'Operator-supplied base URL; the key is optional (vllm serve --api-key). Embeddings pass dimensions on: the server refuses them (400) for a model that is not Matryoshka-trained.',
+    rerank: { shape: 'cohere', path: '/rerank' }, policy: { maxCompletionTokens: true }, audio: WHISPER,
+    notes: 'Operator-supplied base URL; the key is optional (vllm serve --api-key). Embeddings pass dimensions on: the server refuses them (400) for a model that is not Matryoshka-trained. Audio asks for verbose_json, which vLLM serves since its speech-to-text API gained it (older servers answer json and text only).',
   },
   {
     slug: 'databricks', completion: LEGACY, displayName: 'Databricks Model Serving', baseUrlTemplate: 'https://{workspace}/serving-endpoints', embeddings: EMBED_FLOATS, chat: all,

@@ -10,6 +10,7 @@ import { CATALOGUE, type CompatibleEntry } from './catalogue.ts';
 import { compatibleEmbeddings } from './embeddings.ts';
 import { applyReasoning, checkRefusals, normalizeChunk, normalizeCompletion, shapeBody } from './policy.ts';
 import { compatibleRerank } from './rerank.ts';
+import { compatibleTranscription } from './transcription.ts';
 
 /** Bearer only when a key is configured (ollama and vllm run without one), plus the entry's own headers. */
 function compatibleHeaders(entry: CompatibleEntry): (target: ProviderTarget) => Record<string, string> {
@@ -46,7 +47,8 @@ function compatibleCompletion(entry: CompatibleEntry, legacy: { path?: string })
 
 function describe(entry: CompatibleEntry): string {
   const where = entry.defaultBaseUrl ? `Default base URL ${entry.defaultBaseUrl}.` : `No default base URL: set baseUrl to ${entry.baseUrlTemplate}.`;
-  const modalities = ['chat', ...(entry.completion ? ['completion'] : []), ...(entry.embeddings ? ['embeddings'] : []), ...(entry.rerank ? ['rerank'] : [])].join(', ');
+  const modalities = ['chat', ...(entry.completion ? ['completion'] : []), ...(entry.embeddings ? ['embeddings'] : []), ...(entry.rerank ? ['rerank'] : []),
+    ...(entry.audio ? ['transcription'] : []), ...(entry.audio?.translation ? ['translation'] : [])].join(', ');
   return `${entry.displayName} (OpenAI-compatible: ${modalities}). ${where}${entry.notes ? ` ${entry.notes}` : ''}`;
 }
 
@@ -62,11 +64,14 @@ export function compatibleProvider(entry: CompatibleEntry): ProviderDefinition {
       ...(entry.completion ? { completion: { stream: true } } : {}),
       ...(entry.embeddings ? { embeddings: {} } : {}),
       ...(entry.rerank ? { rerank: {} } : {}),
+      ...(entry.audio ? { transcription: {} } : {}),
+      ...(entry.audio?.translation ? { translation: {} } : {}),
     },
     chat: compatibleChat(entry),
     ...(entry.completion ? { completion: compatibleCompletion(entry, entry.completion) } : {}),
     ...(entry.embeddings ? { embeddings: compatibleEmbeddings(entry.embeddings, compatibleHeaders(entry)) } : {}),
     ...(entry.rerank ? { rerank: compatibleRerank(entry.rerank) } : {}),
+    ...(entry.audio ? { transcription: compatibleTranscription(entry.audio, compatibleHeaders(entry)) } : {}),
     mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
   });
 }

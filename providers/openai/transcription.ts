@@ -6,7 +6,7 @@
  * passed on. `createOpenAiTranscription` is the family's one translator: Azure and the OpenAI-compatible
  * catalogue pass hooks for their paths and headers.
  */
-import type { TranscriptionResult, TranscriptSegment } from '../../core/canonical/audio.ts';
+import type { TranscriptionRequest, TranscriptionResult, TranscriptSegment } from '../../core/canonical/audio.ts';
 import type { ProviderTarget, TranscriptionTask, TranscriptionTranslator } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { openaiHeaders } from './chat.ts';
@@ -18,6 +18,11 @@ export interface OpenAiTranscriptionHooks {
   headers?(target: ProviderTarget): Record<string, string>;
   /** Whether an upstream model answers verbose_json (default: every model but OpenAI's gpt-4o transcribe family). */
   verbose?(upstreamModel: string): boolean;
+  /**
+   * The form's fields as the provider takes them, from the OpenAI ones (model, response_format, language, prompt,
+   * temperature, in that order); may throw a GatewayError for a field the provider refuses.
+   */
+  fields?(fields: Array<[string, string]>, request: TranscriptionRequest, task: TranscriptionTask, target: ProviderTarget): Array<[string, string]>;
 }
 
 /** OpenAI's newer transcription models answer json or text only. */
@@ -63,10 +68,11 @@ export function createOpenAiTranscription(hooks: OpenAiTranscriptionHooks = {}):
     toUpstream(request, target, task) {
       const headers = { ...(hooks.headers?.(target) ?? openaiHeaders(target)) };
       delete headers['content-type']; // the core sets the form's, with its boundary
-      const fields: Array<[string, string]> = [['model', target.upstreamModel], ['response_format', verbose(target.upstreamModel) ? 'verbose_json' : 'json']];
-      if (task === 'transcription' && request.language !== undefined) fields.push(['language', request.language]);
-      if (request.prompt !== undefined) fields.push(['prompt', request.prompt]);
-      if (request.temperature !== undefined) fields.push(['temperature', String(request.temperature)]);
+      const openai: Array<[string, string]> = [['model', target.upstreamModel], ['response_format', verbose(target.upstreamModel) ? 'verbose_json' : 'json']];
+      if (task === 'transcription' && request.language !== undefined) openai.push(['language', request.language]);
+      if (request.prompt !== undefined) openai.push(['prompt', request.prompt]);
+      if (request.temperature !== undefined) openai.push(['temperature', String(request.temperature)]);
+      const fields = hooks.fields ? hooks.fields(openai, request, task, target) : openai;
       const path = hooks.path?.(task, target) ?? (task === 'translation' ? '/audio/translations' : '/audio/transcriptions');
       return { kind: 'multipart', request: { method: 'POST', path, headers }, fields, fileField: 'file' };
     },

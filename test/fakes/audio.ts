@@ -2,7 +2,8 @@
  * A loopback upstream speaking OpenAI's audio API (POST {base}/audio/transcriptions and /audio/translations,
  * multipart with the audio as `file`): whisper models answer verbose_json (task, language, duration, text,
  * segments) when asked for it; the gpt-4o transcribe models answer json with token usage and no duration, as
- * OpenAI documents. Every request is recorded with its fields and the file's name, type and size.
+ * OpenAI documents. Every request is recorded with its fields and the file's name, type and size; `respond` answers
+ * in another host's shape (Mistral's, a json-only host's).
  */
 import busboy from 'busboy';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -20,6 +21,11 @@ export interface FakeAudio {
   requests: AudioRequest[];
   /** Seconds the whisper answers report. */
   duration: number;
+  /**
+   * Another host's answer (its documented shape) for a well-formed request; undefined keeps OpenAI's. Set per test,
+   * cleared with `undefined`.
+   */
+  respond?: (request: AudioRequest, task: 'transcriptions' | 'translations') => unknown;
   close(): Promise<void>;
 }
 
@@ -54,6 +60,8 @@ export async function startFakeAudio(): Promise<FakeAudio> {
     if (req.method !== 'POST' || !task) return json(res, 404, { error: { message: `fake: no route ${req.method} ${url.pathname}` } });
     await readForm(req, record);
     if (!record.file || record.file.bytes === 0) return json(res, 400, { error: { message: 'file is required', type: 'invalid_request_error' } });
+    const own = fake.respond?.(record, task as 'transcriptions' | 'translations');
+    if (own !== undefined) return json(res, 200, own);
     const text = task === 'translations' ? 'Hello, how are you?' : 'Bonjour, comment allez-vous ?';
     if (record.fields.response_format === 'verbose_json') {
       const half = fake.duration / 2;
