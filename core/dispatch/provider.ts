@@ -139,8 +139,11 @@ export interface TranscriptionTranslator {
   toUpstream(request: TranscriptionRequest, target: ProviderTarget, task: TranscriptionTask): AudioUploadPlan;
   /** The final JSON answer -> canonical; usage.audio_seconds from the provider's duration when it gives one. */
   fromUpstream(body: unknown, target: ProviderTarget, request: TranscriptionRequest, task: TranscriptionTask): TranscriptionResult;
-  /** Asynchronous providers (upload, then a job to poll): the next request after a 2xx JSON answer, or null when final. */
-  followUp?(body: unknown, target: ProviderTarget, step: number): FollowUp | null;
+  /**
+   * Asynchronous providers (upload, then a job to poll): the next request after a 2xx JSON answer, or null when
+   * final. `request` is the caller's: the job a provider creates after the upload carries its language.
+   */
+  followUp?(body: unknown, target: ProviderTarget, step: number, request: TranscriptionRequest): FollowUp | null;
 }
 
 /** What a provider's chat translator can do; the dispatcher refuses the rest before any I/O. */

@@ -68,7 +68,7 @@ export async function callTranscription(ctx: GatewayContext, deps: CallDeps, pro
   const request = gw.canonical as CanonicalTranscriptionRequest;
   const translator = transcriptionTranslatorFor(provider, request.modality);
   const { first, body } = planned(translator, request, target);
-  const followUp = translator.followUp && ((answer: unknown, t: ProviderTarget, _stream: boolean, step: number) => translator.followUp!(answer, t, step));
+  const followUp = translator.followUp && ((answer: unknown, t: ProviderTarget, _stream: boolean, step: number) => translator.followUp!(answer, t, step, request.body));
   const answer = await exchange(deps, provider, target, first, { stream: false, ...(followUp ? { followUp } : {}), ...(body ? { body } : {}) }, gw.signal);
   if ('stream' in answer) throw new Error('a transcription exchange returned a stream');
   const result = finishTranscription(target, translator.fromUpstream(answer.body, target, request.body, request.modality));

@@ -1,0 +1,48 @@
+/**
+ * ElevenLabs: speech to text (POST /speech-to-text, multipart, the `xi-api-key` header; see transcription.ts).
+ * Transcription only for now: Scribe does not translate speech to English, and speech (text to speech) comes
+ * later. Errors come as `{detail: {status, message}}`, or FastAPI's `{detail: [{loc, msg, type}]}` for a request
+ * that fails validation.
+ */
+import { defineProvider } from '../../core/dispatch/provider.ts';
+import { upstreamStatusError } from '../../core/dispatch/upstream-errors.ts';
+import { isRecord } from '../shared/transcripts.ts';
+import { elevenLabsTranscription } from './transcription.ts';
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+function elevenLabsErrorMessage(body: unknown, status: number): string {
+  if (typeof body === 'string' && body !== '') return body.slice(0, 500);
+  if (!isRecord(body)) return `HTTP ${status}`;
+  const { detail } = body;
+  if (isRecord(detail)) return text(detail.message) ?? text(detail.status) ?? `HTTP ${status}`;
+  if (Array.isArray(detail) && isRecord(detail[0])) {
+    const where = Array.isArray(detail[0].loc) ? ` (${detail[0].loc.join('.')})` : '';
+    return `${text(detail[0].msg) ?? 'invalid request'}${where}`;
+  }
+  return text(detail) ?? text(body.message) ?? `HTTP ${status}`;
+}
+
+export default defineProvider({
+  slug: 'elevenlabs',
+  family: 'elevenlabs',
+  displayName: 'ElevenLabs',
+  defaultBaseUrl: 'https://api.elevenlabs.io/v1',
+  configSchema: {
+    type: 'object', additionalProperties: false,
+    description: 'ElevenLabs options. The API key (apiKey) is sent as the `xi-api-key` header; a model\'s upstreamModel is the Scribe model_id (scribe_v1, ...).',
+    properties: {
+      segments: {
+        type: 'string', enum: ['sentence', 'word'], default: 'sentence',
+        description: 'How the timed words become the segments that srt, vtt and verbose_json show: one per sentence, or one per word.',
+      },
+      tagAudioEvents: {
+        type: 'boolean',
+        description: 'tag_audio_events: mark sounds such as (laughter) in the text. Unset: ElevenLabs\' default (on).',
+      },
+    },
+  },
+  capabilities: { transcription: {} },
+  transcription: elevenLabsTranscription,
+  mapError: (status, body, target) => upstreamStatusError(target.slug, status, elevenLabsErrorMessage(body, status), isRecord(body) ? body.detail ?? body : undefined),
+});
