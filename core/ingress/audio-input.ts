@@ -47,4 +47,33 @@ export function audioFromBase64(text: string): AudioInput {
   return namedAudio(Buffer.from(payload, 'base64'), undefined, uri?.[1]);
 }
 
+const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+$/;
+
+/** Media types providers take -> the extension that names them. */
+const TYPE_EXTENSIONS: Record<string, string> = {
+  'audio/wav': 'wav', 'audio/x-wav': 'wav', 'audio/wave': 'wav', 'audio/vnd.wave': 'wav', 'audio/mpeg': 'mp3', 'audio/mp3': 'mp3',
+  'audio/mp4': 'm4a', 'audio/x-m4a': 'm4a', 'audio/m4a': 'm4a', 'audio/aac': 'aac', 'audio/ogg': 'ogg', 'audio/opus': 'opus',
+  'audio/webm': 'webm', 'video/webm': 'webm', 'audio/flac': 'flac', 'audio/x-flac': 'flac', 'video/mp4': 'mp4',
+};
+
+/**
+ * Audio fetched from a URL: named by the last segment of its path when that has a known extension, else by its
+ * Content-Type, else from its bytes (namedAudio).
+ */
+export function audioFromUrl(bytes: Buffer, url: string, contentType: string | undefined): AudioInput {
+  const type = contentType?.split(';')[0]!.trim().toLowerCase();
+  const mimeType = type && MEDIA_TYPE.test(type) ? type : undefined;
+  let last = '';
+  try {
+    // The name goes into the multipart headers sent upstream: only plain characters, and not too many.
+    last = decodeURIComponent(new URL(url).pathname.split('/').at(-1) ?? '').replace(/[^\w.-]+/g, '_').slice(-100);
+  } catch {
+    // A path that is not valid percent-encoding names nothing; the type or the bytes will.
+  }
+  const base = last.replace(/\.[^.]*$/, '') || 'audio';
+  const typed = mimeType ? TYPE_EXTENSIONS[mimeType] : undefined;
+  const filename = EXTENSION.test(last) ? last : typed ? `${base}.${typed}` : base;
+  return namedAudio(bytes, filename, mimeType);
+}
+
 export const audioFromForm = (file: FormFile): AudioInput => namedAudio(file.bytes, file.filename, file.mimeType);

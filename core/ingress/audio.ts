@@ -1,6 +1,7 @@
 /**
  * POST /v1/audio/transcriptions and /v1/audio/translations (capability `audio`). The body is a multipart form (as
- * the official `openai` client sends it) or JSON with base64 `file`, at most 10 MB, enforced while reading. The
+ * the official `openai` client sends it) or JSON with base64 `file`, at most 10 MB, enforced while reading; or
+ * JSON with `file_url`, fetched here through the outbound guard (audio-url.ts), within the same 10 MB. The
  * canonical answer is always the full transcription; the caller's response_format is rendered here
  * (transcript-formats.ts), so every format is metered by the same audio seconds.
  */
@@ -10,7 +11,8 @@ import { compileRequestSchema } from '../validation.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
 import { jsonBodyReader } from './body.ts';
 import { audioFromBase64, audioFromForm } from './audio-input.ts';
-import type { DispatchEndpoint } from './endpoint.ts';
+import { audioFromFileUrl } from './audio-url.ts';
+import type { DispatchEndpoint, LocalEndpointDeps } from './endpoint.ts';
 import { readForm, type Form } from './form.ts';
 import { AUDIO_BODY_LIMIT, transcriptionRequestSchema, transcriptionResponseSchema, translationRequestSchema } from './schemas/audio.ts';
 import { renderTranscript } from './transcript-formats.ts';
@@ -48,15 +50,14 @@ function formFields(form: Form): Record<string, unknown> {
 
 function parser(modality: 'transcription' | 'translation') {
   const validate = compileRequestSchema<AudioFields>(modality === 'transcription' ? transcriptionRequestSchema : translationRequestSchema);
-  return (body: unknown): CanonicalTranscriptionRequest => {
+  return async (body: unknown, ctx: GatewayContext, deps: LocalEndpointDeps): Promise<CanonicalTranscriptionRequest> => {
     const form = body instanceof FormBody ? body.form : null;
     const fields = validate(form ? formFields(form) : body);
     const sources = [form?.file ? 'file' : fields.file !== undefined ? 'file' : null, fields.file_url !== undefined ? 'file_url' : null].filter(Boolean);
     if (sources.length !== 1) throw validationError([{ path: '/file', message: 'exactly one of file and file_url is required' }]);
-    if (fields.file_url !== undefined) {
-      throw new GatewayError('CAPABILITY_NOT_SUPPORTED', 'file_url is not served yet: send the audio as file (multipart or base64)', { field: 'file_url' });
-    }
-    const audio = form?.file ? audioFromForm(form.file) : audioFromBase64(fields.file!);
+    const audio = fields.file_url !== undefined
+      ? await audioFromFileUrl(fields.file_url, deps.config.outbound, ctx.state.gw.signal)
+      : form?.file ? audioFromForm(form.file) : audioFromBase64(fields.file!);
     const request: TranscriptionRequest = {
       model: fields.model, audio, response_format: fields.response_format ?? 'json',
       ...(fields.language !== undefined ? { language: fields.language } : {}),
@@ -86,8 +87,8 @@ const described = {
 export const transcriptionsEndpoint: DispatchEndpoint = {
   ...described,
   path: '/v1/audio/transcriptions',
-  summary: 'Transcribe audio (OpenAI wire format): a multipart form with the part file, or JSON with base64 file.',
-  description: 'At most 10 MB (413 past it, while reading). language (ISO 639-1), prompt, response_format (json, text, srt, verbose_json, vtt; every format is metered by the audio seconds), temperature 0-1.',
+  summary: 'Transcribe audio (OpenAI wire format): a multipart form with the part file, or JSON with base64 file or file_url.',
+  description: 'At most 10 MB (413 past it, while reading). file_url is fetched by the gateway with the outbound rules (no private, loopback or link-local address unless allow-listed in outbound.allowedAddresses; https unless outbound.allowHttp; up to 3 redirects, each checked; 10 MB and 30 s). language (ISO 639-1), prompt, response_format (json, text, srt, verbose_json, vtt; every format is metered by the audio seconds), temperature 0-1.',
   requestSchema: transcriptionRequestSchema,
   responses: { '200': { description: 'The transcription in the asked format.', schema: transcriptionResponseSchema } },
   parse: parser('transcription'),
@@ -96,7 +97,7 @@ export const transcriptionsEndpoint: DispatchEndpoint = {
 export const translationsEndpoint: DispatchEndpoint = {
   ...described,
   path: '/v1/audio/translations',
-  summary: 'Translate speech to English text (OpenAI wire format): a multipart form with the part file, or JSON with base64 file.',
+  summary: 'Translate speech to English text (OpenAI wire format): a multipart form with the part file, or JSON with base64 file or file_url.',
   description: 'As transcriptions, without language.',
   requestSchema: translationRequestSchema,
   responses: { '200': { description: 'The English text in the asked format.', schema: transcriptionResponseSchema } },

@@ -2,12 +2,12 @@
  * The delivery-time half of the outbound guard: one request to a caller-chosen URL. The host is resolved here,
  * every address it resolves to is checked, and the connection is pinned to the checked address, so a DNS
  * answer that changes between the check and the connect (rebinding) cannot move it. Redirects are answers,
- * never followed; connect, headers and body each have a deadline, and what the receiver sends back is read
- * up to a cap and thrown away.
+ * never followed here; connect, headers and body each have a deadline. outboundFetch reads what the receiver
+ * sends back up to a cap and throws it away; get.ts keeps it, and follows redirects through the same guard.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import { parseAddress } from '../identity/addresses.ts';
 import { addressPermitted, bareHost, checkUrl, OutboundRefusedError, type OutboundPolicy } from './policy.ts';
 
@@ -18,15 +18,19 @@ export type ResolveAll = (hostname: string) => Promise<ResolvedAddress[]>;
 export const systemResolve: ResolveAll = async (hostname) =>
   (await dnsLookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
 
-export interface OutboundRequest {
+/** What a request sends, and the deadline of the whole exchange. */
+export interface ExchangeRequest {
   method: 'POST' | 'GET';
   headers: Record<string, string>;
   body?: string;
   /** Deadline of the whole exchange, from resolving the host to the last response byte read. */
   timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface OutboundRequest extends ExchangeRequest {
   /** Most response body bytes read; the rest is not waited for. */
   maxResponseBytes?: number;
-  signal?: AbortSignal;
 }
 
 export interface OutboundResponse {
@@ -77,15 +81,19 @@ function pinnedLookup(pinned: ResolvedAddress): LookupFunction {
   };
 }
 
+/** An answer's status line and headers, and its body, which is only readable inside the exchange. */
+export type ExchangeResponse = Dispatcher.ResponseData;
+
 /**
- * Sends one request after checking the URL (checkUrl) and the addresses its host resolves to. Throws
- * OutboundRefusedError when the policy forbids it and ResolveError when the host does not resolve (nothing is
- * sent either way), and the network error or timeout of a request that was attempted; any HTTP answer, a 3xx
- * included, is returned.
+ * One request after checking the URL (checkUrl) and every address its host resolves to, on a connection pinned
+ * to the checked address and torn down when `use` returns: `use` reads what it needs of the answer. Throws
+ * OutboundRefusedError when the policy forbids the URL and ResolveError when the host does not resolve (nothing
+ * is sent either way), and the network error or timeout of a request that was attempted. Redirects are answers.
  */
-export async function outboundFetch(
-  urlText: string, init: OutboundRequest, policy: OutboundPolicy, resolve: ResolveAll = systemResolve,
-): Promise<OutboundResponse> {
+export async function pinnedExchange<T>(
+  urlText: string, init: ExchangeRequest, policy: OutboundPolicy, resolve: ResolveAll,
+  use: (response: ExchangeResponse, pinned: ResolvedAddress) => Promise<T>,
+): Promise<T> {
   const url = checkUrl(urlText, policy);
   const started = Date.now();
   const pinned = await resolveChecked(url, policy, resolve, init.timeoutMs);
@@ -108,11 +116,28 @@ export async function outboundFetch(
       dispatcher: agent,
       signal,
     });
-    await drain(response.body, init.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES);
-    return { status: response.statusCode, address: pinned.address };
+    try {
+      return await use(response, pinned);
+    } finally {
+      // What `use` left unread is dropped; destroying an unread body reports an abort nobody needs to hear.
+      response.body.on('error', () => undefined).destroy();
+    }
   } finally {
     await agent.destroy().catch(() => undefined);
   }
+}
+
+/**
+ * Sends one request through pinnedExchange; any HTTP answer, a 3xx included, is returned, its body read up to
+ * maxResponseBytes and discarded.
+ */
+export async function outboundFetch(
+  urlText: string, init: OutboundRequest, policy: OutboundPolicy, resolve: ResolveAll = systemResolve,
+): Promise<OutboundResponse> {
+  return pinnedExchange(urlText, init, policy, resolve, async (response, pinned) => {
+    await drain(response.body, init.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES);
+    return { status: response.statusCode, address: pinned.address };
+  });
 }
 
 /** Reads and discards up to `max` bytes, then stops reading: a receiver that streams forever is not waited for. */

@@ -107,7 +107,7 @@ describe('audio transcriptions and translations', () => {
     assert.equal(uri.status, 200, JSON.stringify(uri.body));
   });
 
-  test('refusals: bad fields, no audio, a model whose provider has no audio, file_url not served yet, over 10 MB', async () => {
+  test('refusals: bad fields, no audio, a model whose provider has no audio, a loopback file_url, over 10 MB', async () => {
     const auth = { authorization: `Bearer ${key}` };
     const before = fake.requests.length;
     for (const body of [
@@ -126,8 +126,9 @@ describe('audio transcriptions and translations', () => {
     const claude = await postJson(`${gw.url}/v1/audio/transcriptions`, { model: 'claude', file: wav(1).toString('base64') }, auth);
     assert.equal(claude.status, 400);
     assert.equal(claude.body.error.code, 'CAPABILITY_NOT_SUPPORTED');
-    const url = await postJson(`${gw.url}/v1/audio/transcriptions`, { model: 'whisper', file_url: 'https://example.com/a.wav' }, auth);
+    const url = await postJson(`${gw.url}/v1/audio/transcriptions`, { model: 'whisper', file_url: 'https://127.0.0.1/a.wav' }, auth);
     assert.equal(url.status, 400);
+    assert.equal(url.body.error.code, 'VALIDATION_ERROR', 'loopback is not allow-listed here (audio-file-url.test.ts)');
     await assert.rejects(client.audio.transcriptions.create({ model: 'whisper', file: await toFile(Buffer.alloc(11 * 1024 * 1024, 1), 'big.wav') }),
       (err: unknown) => err instanceof OpenAI.APIError && err.status === 413);
     assert.equal(fake.requests.length, before, 'no refusal reached the provider');

@@ -8,7 +8,7 @@ export const AUDIO_BODY_LIMIT = 10 * 1024 * 1024;
 const common: Record<string, JsonSchema> = {
   model: { type: 'string', minLength: 1, description: 'A model id configured in pipelines.yaml.' },
   file: { type: 'string', minLength: 1, description: 'The audio, base64 (JSON bodies); in a multipart form, the file part named file.' },
-  file_url: { type: 'string', minLength: 1, maxLength: 2048, description: 'URL of the audio. Not served yet: send file.' },
+  file_url: { type: 'string', minLength: 1, maxLength: 2048, description: 'URL of the audio (instead of file), fetched by the gateway: https (http only with outbound.allowHttp), no private, loopback or link-local address unless allow-listed in outbound.allowedAddresses, up to 3 redirects each checked again, at most 10 MB (413) within 30 s.' },
   prompt: { type: 'string', maxLength: 4096, description: 'Text that guides the model\'s style or continues a previous segment.' },
   response_format: { type: 'string', enum: [...TRANSCRIPTION_FORMATS], default: 'json', description: 'json ({text}), text, srt, vtt (rendered by the gateway from the segments) or verbose_json (language, duration, segments).' },
   temperature: { type: 'number', minimum: 0, maximum: 1 },
