@@ -1,6 +1,6 @@
 /** The shapes /openapi.json documents for /v1/batches. */
 import { BATCH_ENDPOINTS } from '../dispatch/provider-batches.ts';
-import type { JsonSchema } from '../json-schema.ts';
+import { pageSchema, type JsonSchema } from '../json-schema.ts';
 
 /** 50,000 lines of a few KiB each: OpenAI's own limit for a batch input file is 200 MB. */
 export const BATCH_BODY_LIMIT = 200 * 1024 * 1024;
@@ -31,15 +31,7 @@ export const batchObjectSchema: JsonSchema = {
   },
 };
 
-export const batchListSchema: JsonSchema = {
-  type: 'object', required: ['object', 'data', 'has_more', 'next_cursor'],
-  properties: {
-    object: { type: 'string', enum: ['list'] },
-    data: { type: 'array', items: batchObjectSchema },
-    has_more: { type: 'boolean' },
-    next_cursor: { type: 'string', nullable: true },
-  },
-};
+export const batchListSchema: JsonSchema = pageSchema(batchObjectSchema);
 
 export const batchSubmitSchema: JsonSchema = {
   type: 'object', required: ['provider', 'endpoint'],

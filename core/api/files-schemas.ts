@@ -1,5 +1,5 @@
 /** The shapes /openapi.json documents for /v1/files. */
-import type { JsonSchema } from '../json-schema.ts';
+import { pageSchema, type JsonSchema } from '../json-schema.ts';
 import { FILE_PURPOSES } from '../dispatch/provider-files.ts';
 
 export const fileObjectSchema: JsonSchema = {
@@ -18,15 +18,7 @@ export const fileObjectSchema: JsonSchema = {
   },
 };
 
-export const fileListSchema: JsonSchema = {
-  type: 'object', required: ['object', 'data', 'has_more', 'next_cursor'],
-  properties: {
-    object: { type: 'string', enum: ['list'] },
-    data: { type: 'array', items: fileObjectSchema },
-    has_more: { type: 'boolean' },
-    next_cursor: { type: 'string', nullable: true },
-  },
-};
+export const fileListSchema: JsonSchema = pageSchema(fileObjectSchema);
 
 /** The JSON form of an upload (the multipart form has the same fields, with the file as the part `file`). */
 export const fileUploadSchema: JsonSchema = {

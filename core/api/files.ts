@@ -7,6 +7,7 @@
 import { deleteProviderFile, filesTranslatorFor, uploadFile, type Uploaded } from '../dispatch/files-call.ts';
 import { passthroughTargets, type PassthroughEntry } from '../dispatch/passthrough.ts';
 import { validationError } from '../errors.ts';
+import { deletedSchema } from '../json-schema.ts';
 import type { LocalEndpoint, LocalEndpointDeps } from '../ingress/endpoint.ts';
 import type { GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
 import { fileNotFound, findFile, insertFile, listFiles, newFileId, positionAfter, removeFile, type FileRecord } from '../store/files.ts';
@@ -150,7 +151,7 @@ export const filesEndpoints: readonly LocalEndpoint[] = [
   {
     ...byId, method: 'DELETE',
     summary: 'Delete a file from the provider and from the registry (a file the provider no longer has is still removed from the registry).',
-    responses: { '200': { description: 'The deletion.', schema: { type: 'object', required: ['id', 'object', 'deleted'], properties: { id: { type: 'string' }, object: { type: 'string', enum: ['file'] }, deleted: { type: 'boolean', enum: [true] } } } } },
+    responses: { '200': { description: 'The deletion.', schema: deletedSchema('file') } },
     handler: deleteHandler,
   },
 ];

@@ -1,5 +1,5 @@
 /** The shapes /openapi.json documents for reading, deleting and cancelling stored responses (/v1/responses). */
-import type { JsonSchema } from '../json-schema.ts';
+import { deletedSchema, pageSchema, type JsonSchema } from '../json-schema.ts';
 import { RESPONSE_STATES } from '../store/responses.ts';
 
 /** What responseObject (core/ingress/responses-object.ts) answers. */
@@ -32,17 +32,6 @@ export const responseObjectSchema: JsonSchema = {
   },
 };
 
-export const responseListSchema: JsonSchema = {
-  type: 'object', required: ['object', 'data', 'has_more', 'next_cursor'],
-  properties: {
-    object: { type: 'string', enum: ['list'] },
-    data: { type: 'array', items: responseObjectSchema },
-    has_more: { type: 'boolean' },
-    next_cursor: { type: 'string', nullable: true },
-  },
-};
+export const responseListSchema: JsonSchema = pageSchema(responseObjectSchema);
 
-export const responseDeletedSchema: JsonSchema = {
-  type: 'object', required: ['id', 'object', 'deleted'],
-  properties: { id: { type: 'string' }, object: { type: 'string', enum: ['response'] }, deleted: { type: 'boolean', enum: [true] } },
-};
+export const responseDeletedSchema: JsonSchema = deletedSchema('response');

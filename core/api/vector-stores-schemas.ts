@@ -1,5 +1,5 @@
 /** The request and answer shapes of /v1/vector_stores: validated with these, and documented in /openapi.json. */
-import type { JsonSchema } from '../json-schema.ts';
+import { listSchema, pageSchema, type JsonSchema } from '../json-schema.ts';
 
 /** The spec's top_k range; a store created with more files than this is refused (attach more later). */
 export const MAX_TOP_K = 50;
@@ -74,43 +74,22 @@ export const storeObjectSchema: JsonSchema = {
   },
 };
 
-export const storeListSchema: JsonSchema = {
-  type: 'object', required: ['object', 'data', 'has_more', 'next_cursor'],
-  properties: { object: { type: 'string', enum: ['list'] }, data: { type: 'array', items: storeObjectSchema }, has_more: { type: 'boolean' }, next_cursor: { type: 'string', nullable: true } },
-};
+export const storeListSchema: JsonSchema = pageSchema(storeObjectSchema);
 
-export const storeFilesSchema: JsonSchema = {
-  type: 'object', required: ['object', 'data'],
+export const storeFilesSchema: JsonSchema = listSchema({
+  type: 'object', required: ['file_id', 'status', 'chunk_count', 'warning'],
   properties: {
-    object: { type: 'string', enum: ['list'] },
-    data: {
-      type: 'array',
-      items: {
-        type: 'object', required: ['file_id', 'status', 'chunk_count', 'warning'],
-        properties: {
-          file_id: { type: 'string' },
-          status: { type: 'string', enum: ['in_progress', 'completed', 'skipped', 'failed'] },
-          chunk_count: { type: 'integer' },
-          warning: { type: 'string', nullable: true },
-        },
-      },
-    },
+    file_id: { type: 'string' },
+    status: { type: 'string', enum: ['in_progress', 'completed', 'skipped', 'failed'] },
+    chunk_count: { type: 'integer' },
+    warning: { type: 'string', nullable: true },
   },
-};
+});
 
-export const searchResultSchema: JsonSchema = {
-  type: 'object', required: ['object', 'data'],
+export const searchResultSchema: JsonSchema = listSchema({
+  type: 'object', required: ['file_id', 'document_id', 'chunk_index', 'content', 'score'],
   properties: {
-    object: { type: 'string', enum: ['list'] },
-    data: {
-      type: 'array',
-      items: {
-        type: 'object', required: ['file_id', 'document_id', 'chunk_index', 'content', 'score'],
-        properties: {
-          file_id: { type: 'string' }, document_id: { type: 'string' }, chunk_index: { type: 'integer' },
-          content: { type: 'string' }, score: { type: 'number', description: 'Cosine similarity to the query.' },
-        },
-      },
-    },
+    file_id: { type: 'string' }, document_id: { type: 'string' }, chunk_index: { type: 'integer' },
+    content: { type: 'string' }, score: { type: 'number', description: 'Cosine similarity to the query.' },
   },
-};
+});

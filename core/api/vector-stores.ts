@@ -17,6 +17,7 @@ import {
   addStoreFiles, deleteVectorStore, findVectorStore, insertVectorStore, listStoreFiles, listVectorStores, newVectorStoreId,
   removeStoreFile, updateVectorStore, vectorStoreNotFound, vectorStorePositionAfter, type StoreFileRecord, type VectorStoreRecord,
 } from '../store/vector-stores.ts';
+import { deletedSchema } from '../json-schema.ts';
 import { compileRequestSchema } from '../validation.ts';
 import { ingestJob, STORE_FILE_PURPOSES } from './vector-stores-ingest.ts';
 import {
@@ -237,7 +238,7 @@ export const vectorStoresEndpoints: readonly LocalEndpoint[] = [
   },
   {
     ...byId, method: 'DELETE', summary: 'Delete a store and its chunks.',
-    responses: { '200': { description: 'The deletion.', schema: { type: 'object', required: ['id', 'object', 'deleted'], properties: { id: { type: 'string' }, object: { type: 'string', enum: ['vector_store.deleted'] }, deleted: { type: 'boolean', enum: [true] } } } } },
+    responses: { '200': { description: 'The deletion.', schema: deletedSchema('vector_store.deleted') } },
     handler: deleteHandler,
   },
   {
@@ -255,7 +256,7 @@ export const vectorStoresEndpoints: readonly LocalEndpoint[] = [
   {
     ...byId, routePattern: `${ROUTE}/:id/files/:fileId`, method: 'DELETE',
     summary: 'Detach a file from the store and delete its chunks (the file itself stays in /v1/files).',
-    responses: { '200': { description: 'The detachment.', schema: { type: 'object', required: ['id', 'object', 'deleted'], properties: { id: { type: 'string' }, object: { type: 'string', enum: ['vector_store.file.deleted'] }, deleted: { type: 'boolean', enum: [true] } } } } },
+    responses: { '200': { description: 'The detachment.', schema: deletedSchema('vector_store.file.deleted') } },
     handler: detachHandler,
   },
   {
