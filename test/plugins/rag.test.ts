@@ -22,7 +22,7 @@ const DOCUMENT = [
   'Migratory swallows cross the Sahara each autumn, resting in oases and feeding on insects caught in flight.',
 ].join('\n\n');
 
-const config = (origin: string) => `
+const config = (origin: string, ragRoutes = '/v1/messages, /v1/completions', toolRoutes = '/v1/chat/completions, /v1/responses') => `
 providers:
   openai: { baseUrl: ${origin}/openai, apiKey: sk-upstream }
   anthropic: { baseUrl: ${origin}/anthropic, apiKey: sk-ant-upstream }
@@ -46,15 +46,33 @@ pipelines:
     routes: [/v1/files, /v1/vector_stores]
     plugins: [auth]
   - name: rag
-    routes: [/v1/messages, /v1/completions]
+    routes: [${ragRoutes}]
     plugins:
       - auth
       - rag: { vectorStoreIds: [${STORE}], topK: 2 }
       - usage: { flushIntervalMs: 10 }
   - name: tools
-    routes: [/v1/chat/completions, /v1/responses]
+    routes: [${toolRoutes}]
     plugins: [auth, { usage: { flushIntervalMs: 10 } }]
 `;
+
+/** A gateway on the fake with the store holding the document, ingested. */
+async function startWithStore(yaml: (origin: string) => string): Promise<{ fake: FakeKnowledge; gw: TestGateway; auth: Record<string, string> }> {
+  const fake = await startFakeKnowledge();
+  const gw = await startTestGateway(yaml(fake.origin));
+  const auth = { authorization: `Bearer ${await gw.createKey({ scopes: { capabilities: ['files', 'vector-stores', 'chat', 'completions', 'responses'] } })}` };
+  await insertVectorStore(gw.gateway.services.db, STORE, { tenantId: 'default', name: 'handbook', embeddingModel: 'embed-small', metadata: null, expiresAt: null, apiKeyId: null, userId: null });
+  const file = await postJson(`${gw.url}/v1/files`, { provider: 'openai', purpose: 'assistants', filename: 'handbook.txt', mime_type: 'text/plain', content_base64: Buffer.from(DOCUMENT).toString('base64') }, auth);
+  assert.equal(file.status, 200, JSON.stringify(file.body));
+  const attached = await postJson(`${gw.url}/v1/vector_stores/${STORE}/files`, { file_ids: [file.body.id] }, auth);
+  assert.equal(attached.status, 200, JSON.stringify(attached.body));
+  await eventually(async () => {
+    const store = await (await fetch(`${gw.url}/v1/vector_stores/${STORE}`, { headers: auth })).json() as any;
+    assert.equal(store.status, 'completed');
+    assert.equal(store.file_counts.completed, 1);
+  }, 20_000, 20);
+  return { fake, gw, auth };
+}
 
 describe('rag and file_search', () => {
   let fake: FakeKnowledge;
@@ -65,19 +83,7 @@ describe('rag and file_search', () => {
   const systemText = (body: any): string => JSON.stringify(body.messages.filter((m: any) => m.role === 'system'));
 
   before(async () => {
-    fake = await startFakeKnowledge();
-    gw = await startTestGateway(config(fake.origin));
-    auth = { authorization: `Bearer ${await gw.createKey({ scopes: { capabilities: ['files', 'vector-stores', 'chat', 'completions', 'responses'] } })}` };
-    await insertVectorStore(gw.gateway.services.db, STORE, { tenantId: 'default', name: 'handbook', embeddingModel: 'embed-small', metadata: null, expiresAt: null, apiKeyId: null, userId: null });
-    const file = await postJson(`${gw.url}/v1/files`, { provider: 'openai', purpose: 'assistants', filename: 'handbook.txt', mime_type: 'text/plain', content_base64: Buffer.from(DOCUMENT).toString('base64') }, auth);
-    assert.equal(file.status, 200, JSON.stringify(file.body));
-    const attached = await postJson(`${gw.url}/v1/vector_stores/${STORE}/files`, { file_ids: [file.body.id] }, auth);
-    assert.equal(attached.status, 200, JSON.stringify(attached.body));
-    await eventually(async () => {
-      const store = await (await fetch(`${gw.url}/v1/vector_stores/${STORE}`, { headers: auth })).json() as any;
-      assert.equal(store.status, 'completed');
-      assert.equal(store.file_counts.completed, 1);
-    }, 20_000, 20);
+    ({ fake, gw, auth } = await startWithStore((origin) => config(origin)));
   });
   after(async () => {
     await gw?.close();
@@ -162,6 +168,30 @@ describe('rag and file_search', () => {
         assert.ok(Number.isInteger(chunk.chunkIndex) && typeof chunk.fileId === 'string' && chunk.score > 0);
       }
     });
+  });
+});
+
+describe('rag on the chat completions route', () => {
+  let fake: FakeKnowledge;
+  let gw: TestGateway;
+  let auth: Record<string, string>;
+  before(async () => {
+    ({ fake, gw, auth } = await startWithStore((origin) => config(origin, '/v1/chat/completions', '/v1/responses')));
+  });
+  after(async () => {
+    await gw?.close();
+    await fake?.close();
+  });
+
+  test('a chat request reaches the upstream with the planted passage after its own system message', async () => {
+    const response = await postJson(`${gw.url}/v1/chat/completions`, {
+      model: 'gpt', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'What is the launch code of project Aurora?' }],
+    }, auth);
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+    const sent = fake.requests.filter((r) => r.path === '/openai/chat/completions').at(-1)!.json;
+    assert.deepEqual(sent.messages.map((m: any) => m.role), ['system', 'system', 'user']);
+    assert.equal(sent.messages[0].content, 'Be brief.');
+    assert.match(sent.messages[1].content, /PELICAN-42/);
   });
 });
 
