@@ -137,6 +137,18 @@ describe('audio speech', () => {
     await longest.arrayBuffer();
   });
 
+  test('a caller that leaves mid-answer cancels the upstream call', async () => {
+    fake.hold();
+    const cut = fake.nextCut();
+    const controller = new AbortController();
+    const response = await client.audio.speech.create({ model: 'tts', input: 'Hi', voice: 'alloy' }, { signal: controller.signal });
+    const reader = response.body!.getReader();
+    assert.ok(!(await reader.read()).done, 'the first bytes arrived');
+    controller.abort();
+    await cut; // the fake's held answer was cut by the gateway, not finished
+    fake.release();
+  });
+
   test('an answer that breaks midway cuts the caller\'s connection', async () => {
     const response = await client.audio.speech.create({ model: 'tts', input: 'Hi', voice: 'broken' });
     await assert.rejects(response.arrayBuffer());

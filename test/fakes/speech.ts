@@ -24,6 +24,8 @@ export interface FakeSpeech {
   contentType?: string;
   /** Answers that have sent their last byte. */
   finished: number;
+  /** Resolves when an answer's connection closes before its last byte (the gateway left). */
+  nextCut(): Promise<void>;
   /** Lets every held answer send its last chunk (and every later one not wait). */
   release(): void;
   /** Holds the last chunk of the answers that follow until release(). */
@@ -46,6 +48,7 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 
 export async function startFakeSpeech(): Promise<FakeSpeech> {
   let gate: { promise: Promise<void>; open: () => void } | null = null;
+  let cutWaiters: Array<() => void> = [];
   const fake = {
     calls: [] as SpeechCall[],
     chunks: [Buffer.from('ID3-first-'), Buffer.from('second-'), Buffer.from('third-'), Buffer.from('last')],
@@ -53,6 +56,9 @@ export async function startFakeSpeech(): Promise<FakeSpeech> {
     release() {
       gate?.open();
       gate = null;
+    },
+    nextCut() {
+      return new Promise<void>((resolve) => cutWaiters.push(resolve));
     },
     hold() {
       let open!: () => void;
@@ -69,6 +75,12 @@ export async function startFakeSpeech(): Promise<FakeSpeech> {
     const format = typeof body.response_format === 'string' ? body.response_format : 'mp3';
     res.writeHead(200, { 'content-type': fake.contentType ?? TYPES[format] ?? 'application/octet-stream', 'transfer-encoding': 'chunked' });
     const held = gate?.promise;
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      const waiting = cutWaiters;
+      cutWaiters = [];
+      for (const resolve of waiting) resolve();
+    });
     const [first, ...rest] = fake.chunks;
     res.write(first);
     for (const [i, chunk] of rest.entries()) {
