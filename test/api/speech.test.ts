@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { startFakeSpeech, type FakeSpeech } from '../fakes/speech.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { ADMIN_TOKEN, postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const config = (origin: string) => `
 providers:
@@ -27,8 +27,8 @@ models:
     provider: anthropic
 pipelines:
   - name: speech
-    routes: [/v1/audio/speech, /v1/usage]
-    plugins: [auth, { usage: { flushIntervalMs: 10 } }]
+    routes: [/v1/audio/speech, /v1/usage, /v1/budget]
+    plugins: [auth, ratelimit, budget, { usage: { flushIntervalMs: 10 } }]
 `;
 
 const FORMATS = { mp3: 'audio/mpeg', opus: 'audio/opus', aac: 'audio/aac', flac: 'audio/flac', wav: 'audio/wav', pcm: 'audio/pcm' } as const;
@@ -152,6 +152,28 @@ describe('audio speech', () => {
   test('an answer that breaks midway cuts the caller\'s connection', async () => {
     const response = await client.audio.speech.create({ model: 'tts', input: 'Hi', voice: 'broken' });
     await assert.rejects(response.arrayBuffer());
+  });
+
+  test('budget: the reservation is exactly the input\'s characters at pricing.characters, and so is the charge', async () => {
+    const created = await postJson(`${gw.url}/admin/v1/keys`, { name: 'speech-budget', scopes: { capabilities: ['tts', 'budget:read'] } }, { authorization: `Bearer ${ADMIN_TOKEN}` });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const { id, key: budgeted } = created.body as { id: string; key: string };
+    // 'hello world' is 11 characters at $15 per million: 165 micro-dollars; the budget holds one less.
+    const budget = await postJson(`${gw.url}/admin/v1/budgets`, { scope: 'key', scopeId: id, period: 'daily', limitUsd: 164 / 1e6 }, { authorization: `Bearer ${ADMIN_TOKEN}` });
+    assert.equal(budget.status, 201, JSON.stringify(budget.body));
+    const calls = fake.calls.length;
+    const refused = await postJson(`${gw.url}/v1/audio/speech`, { model: 'tts', input: 'hello world', voice: 'alloy' }, { authorization: `Bearer ${budgeted}` });
+    assert.equal(refused.status, 402, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'BUDGET_EXCEEDED');
+    assert.equal(fake.calls.length, calls);
+    const fits = await fetch(`${gw.url}/v1/audio/speech`, { method: 'POST', headers: { authorization: `Bearer ${budgeted}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tts', input: 'hi 😀', voice: 'alloy' }) });
+    assert.equal(fits.status, 200);
+    await fits.arrayBuffer();
+    await eventually(async () => {
+      const response = await fetch(`${gw.url}/v1/budget`, { headers: { authorization: `Bearer ${budgeted}` } });
+      const page = await response.json() as { data: Array<{ id: string; spent_usd: number }> };
+      assert.equal(page.data.find((b) => b.id === budget.body.id)?.spent_usd, 4 * 15 / 1e6, JSON.stringify(page));
+    });
   });
 
   test('the usage record: the input\'s characters (code points) and their cost; GET /v1/usage sums them', async () => {
