@@ -1,5 +1,5 @@
 /**
- * Audio in the canonical format: transcription and translation (speech to text).
+ * Audio in the canonical format: transcription and translation (speech to text), and speech (text to speech).
  *
  * A transcription's canonical result is always the full one (text, and duration and segments when the provider
  * gives them), whatever `response_format` the caller asked for: the ingress renders json, text, srt, vtt or
@@ -64,4 +64,53 @@ export interface AudioUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
   total_tokens?: number;
+}
+
+/** Text to speech: the formats a speech answer may be asked in, and the content type each is sent with. */
+export const SPEECH_FORMATS = ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] as const;
+export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
+
+export const SPEECH_CONTENT_TYPES: Readonly<Record<SpeechFormat, string>> = {
+  mp3: 'audio/mpeg', opus: 'audio/opus', aac: 'audio/aac', flac: 'audio/flac', wav: 'audio/wav', pcm: 'audio/pcm',
+};
+
+export interface SpeechRequest {
+  model: string;
+  /** 1 to 4096 characters. */
+  input: string;
+  /** The provider's voice identifier. */
+  voice: string;
+  response_format: SpeechFormat;
+  /** 0.25 to 4.0; left out when the caller did not say (the provider's default, 1.0). */
+  speed?: number;
+}
+
+export interface CanonicalSpeechRequest {
+  modality: 'speech';
+  model: string;
+  stream: false;
+  body: SpeechRequest;
+}
+
+/**
+ * A speech answer: the provider's audio body, streamed to the caller as it arrives and never held whole. The
+ * provider bills the whole input once it answers, so `usage` is known before the first byte.
+ */
+export interface SpeechResult {
+  object: 'speech';
+  contentType: string;
+  audio: AsyncIterable<Uint8Array>;
+  usage: SpeechUsage;
+}
+
+export interface SpeechUsage {
+  /** Code points of the input: what text-to-speech is billed by. */
+  characters: number;
+}
+
+/** Characters as providers bill them: code points, so an emoji is one, not two UTF-16 units. */
+export function speechCharacters(input: string): number {
+  let count = 0;
+  for (const _ of input) count++;
+  return count;
 }

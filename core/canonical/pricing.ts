@@ -1,10 +1,11 @@
 /**
  * What a request cost, from the model's `pricing`: USD per million tokens, USD per rerank search unit and USD per
- * second of audio heard. Cached
+ * second of audio heard, and USD per million characters spoken. Cached
  * prompt tokens are priced at `cachedInput` when it is given, otherwise at `input`; completion tokens (reasoning
  * tokens included, as providers count them) at `output`; search units (rerank) at `searchUnit`. The same prices
  * serve every modality: embeddings have only input tokens, a rerank has its search units and whatever tokens its
- * provider reports, transcription and translation their seconds of audio at `audioSecond`. A price the model
+ * provider reports, transcription and translation their seconds of audio at `audioSecond`, speech the code points of its input
+ * at `characters`. A price the model
  * leaves out counts as 0; a model without `pricing`, or with none of these prices, has no cost: null, never a
  * guessed 0.
  */
@@ -18,6 +19,8 @@ export type PricedUsage = Pick<Usage, 'prompt_tokens' | 'completion_tokens' | 'p
   search_units?: number;
   /** Transcription and translation: seconds of audio. */
   audio_seconds?: number;
+  /** Speech: characters of input spoken. */
+  characters?: number;
 };
 
 /** The cost in micro-dollars before rounding: tokens x USD per million tokens is exactly micro-dollars. */
@@ -27,13 +30,15 @@ function micros(pricing: Pricing, usage: PricedUsage): number {
   const input = pricing.input ?? 0;
   const tokens = (prompt - cached) * input + cached * (pricing.cachedInput ?? input) + Math.max(0, usage.completion_tokens) * (pricing.output ?? 0);
   const audio = Math.max(0, usage.audio_seconds ?? 0) * (pricing.audioSecond ?? 0) * 1e6;
-  return tokens + Math.max(0, usage.search_units ?? 0) * (pricing.searchUnit ?? 0) * 1e6 + audio;
+  // Characters x USD per million characters is exactly micro-dollars, as tokens are.
+  const characters = Math.max(0, usage.characters ?? 0) * (pricing.characters ?? 0);
+  return tokens + Math.max(0, usage.search_units ?? 0) * (pricing.searchUnit ?? 0) * 1e6 + audio + characters;
 }
 
 /** Whether the model has a price at all (an unpriced model costs null, not 0). */
 export function isPriced(pricing: Pricing | undefined): pricing is Pricing {
   return !!pricing && (pricing.input !== undefined || pricing.output !== undefined || pricing.searchUnit !== undefined
-    || pricing.audioSecond !== undefined);
+    || pricing.audioSecond !== undefined || pricing.characters !== undefined);
 }
 
 /** USD, or null when the model has no pricing. */

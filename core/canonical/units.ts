@@ -44,14 +44,14 @@ export const estimateSearchUnits = searchUnitsFor;
 
 /**
  * The input tokens of a request before the call (counted once per body, whichever plugin asks first). Audio is
- * billed by its seconds, not tokens: 0.
+ * billed by its seconds, speech by its characters, not tokens: 0.
  */
 export function estimateInputTokens(request: CanonicalRequest): Promise<number> {
   switch (request.modality) {
     case 'chat': return estimatePromptTokens(request.body);
     case 'embeddings': return estimateEmbeddingsTokens(request.body);
     case 'rerank': return estimateRerankTokens(request.body);
-    case 'transcription': case 'translation': return Promise.resolve(0);
+    case 'transcription': case 'translation': case 'speech': return Promise.resolve(0);
   }
 }
 
@@ -69,6 +69,8 @@ export interface Metered {
   searchUnits: number;
   /** Transcription and translation: seconds of audio heard; 0 for every other modality. */
   audioSeconds: number;
+  /** Speech: the characters (code points) of the input spoken; 0 for every other modality. */
+  characters: number;
   /** The tokens are the gateway's estimate, not the provider's report. */
   estimated: boolean;
 }
@@ -82,8 +84,9 @@ export interface Metered {
  */
 export async function meteredResult(request: CanonicalRequest | undefined, result: CanonicalResult, reportedEstimated: boolean): Promise<Metered> {
   if (result.object === 'transcription') return meteredAudio(result.usage);
+  if (result.object === 'speech') return { usage: null, searchUnits: 0, audioSeconds: 0, characters: tokenCount(result.usage.characters), estimated: false };
   const searchUnits = result.object === 'rerank' ? tokenCount(result.meta?.billed_units?.search_units) : 0;
-  const none = { audioSeconds: 0 };
+  const none = { audioSeconds: 0, characters: 0 };
   if (result.usage) return { usage: result.usage, searchUnits, estimated: reportedEstimated, ...none };
   if (request?.modality !== 'embeddings' || result.object !== 'list') return { usage: null, searchUnits, estimated: false, ...none };
   const tokens = await estimateInputTokens(request);
@@ -95,7 +98,7 @@ function meteredAudio(usage: AudioUsage): Metered {
   const prompt = tokenCount(usage.prompt_tokens);
   const completion = tokenCount(usage.completion_tokens);
   const tokens = prompt + completion > 0 ? { prompt_tokens: prompt, completion_tokens: completion, total_tokens: tokenCount(usage.total_tokens) || prompt + completion } : null;
-  return { usage: tokens, searchUnits: 0, estimated: false, audioSeconds: audioSeconds(usage.audio_seconds) };
+  return { usage: tokens, searchUnits: 0, estimated: false, audioSeconds: audioSeconds(usage.audio_seconds), characters: 0 };
 }
 
 /** Seconds of audio from a provider: finite, non-negative, to the millisecond. */

@@ -223,6 +223,7 @@ const modelSchema: JsonSchema = {
         cachedInput: { type: 'number', minimum: 0, description: 'USD per million cached prompt tokens (default: input).' },
         searchUnit: { type: 'number', minimum: 0, description: 'USD per rerank search unit: one query with up to 100 documents (meta.billed_units.search_units).' },
         audioSecond: { type: 'number', minimum: 0, description: 'USD per second of audio heard (transcription and translation), whatever response_format the caller asked for.' },
+        characters: { type: 'number', minimum: 0, description: 'USD per million characters of input spoken (POST /v1/audio/speech): the input\'s code points, billed in full once the provider answers, whatever response_format.' },
       },
     },
     enabled: { type: 'boolean', default: true, description: 'A disabled model is neither listed nor routed.' },

@@ -145,9 +145,9 @@ export interface ModelConfig {
   max_output_tokens?: number | null;
   /**
    * USD per million tokens (input, output, cachedInput), USD per rerank search unit (searchUnit) and USD per
-   * second of audio heard (audioSecond).
+   * second of audio heard (audioSecond) and USD per million characters of text spoken (characters).
    */
-  pricing?: { input?: number; output?: number; cachedInput?: number; searchUnit?: number; audioSecond?: number };
+  pricing?: { input?: number; output?: number; cachedInput?: number; searchUnit?: number; audioSecond?: number; characters?: number };
   enabled: boolean;
 }
 

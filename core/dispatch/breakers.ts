@@ -34,6 +34,14 @@ export class Breakers {
     }
   }
 
+  /**
+   * A failure found after `run` had returned (a streamed answer whose body broke midway): counted as one more
+   * failed call, by the same filter, so an upstream that keeps breaking its answers opens its breaker.
+   */
+  countFailure(provider: string, baseUrl: string, err: unknown): void {
+    this.get(provider, baseUrl).fire(() => Promise.reject(err)).catch(() => undefined);
+  }
+
   states(): BreakerState[] {
     return [...this.breakers.values()].map(({ breaker, provider, baseUrl }) => ({
       provider,

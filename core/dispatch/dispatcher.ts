@@ -19,6 +19,7 @@ import { callEmbeddings, checkEmbeddings } from './embeddings-call.ts';
 import { sleep, type CallDeps } from './exchange.ts';
 import type { BuiltInToolName, ProviderDefinition, ProviderTarget } from './provider.ts';
 import { callRerank, checkRerank } from './rerank-call.ts';
+import { callSpeech, checkSpeech } from './speech-call.ts';
 import { callTranscription, checkTranscription } from './transcription-call.ts';
 import { callResponses, responsesTranslatorFor } from './responses-call.ts';
 import type { ProviderRegistry } from './provider-registry.ts';
@@ -87,6 +88,7 @@ function modalityCall(deps: DispatcherDeps, request: CanonicalRequest, caller: C
     case 'embeddings': return { check: (p, t) => checkEmbeddings(p, t, request), call: callEmbeddings };
     case 'rerank': return { check: (p) => checkRerank(p), call: callRerank };
     case 'transcription': case 'translation': return { check: (p) => checkTranscription(p, request), call: callTranscription };
+    case 'speech': return { check: (p) => checkSpeech(p), call: callSpeech };
   }
 }
 

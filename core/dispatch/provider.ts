@@ -7,7 +7,7 @@ import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from 
 import type { LegacyCompletionRequest } from '../canonical/completion.ts';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../canonical/embeddings.ts';
 import type { RerankRequest, RerankResult } from '../canonical/rerank.ts';
-import type { TranscriptionRequest, TranscriptionResult } from '../canonical/audio.ts';
+import type { SpeechRequest, TranscriptionRequest, TranscriptionResult } from '../canonical/audio.ts';
 import type { GatewayError } from '../errors.ts';
 import type { StreamEvent, StreamFormat } from '../streaming/events.ts';
 import type { BatchesTranslator } from './provider-batches.ts';
@@ -146,6 +146,17 @@ export interface TranscriptionTranslator {
   followUp?(body: unknown, target: ProviderTarget, step: number, request: TranscriptionRequest): FollowUp | null;
 }
 
+/**
+ * POST /v1/audio/speech for one provider: the request as the provider takes it. The core sends it, and on a 2xx
+ * streams the answer's body to the caller as it arrives; its Content-Type is the answer's, else `contentType`'s,
+ * else the one of the asked format.
+ */
+export interface SpeechTranslator {
+  toUpstream(request: SpeechRequest, target: ProviderTarget): UpstreamRequest;
+  /** The content type of the audio when the provider's answer names none (or only a generic one). */
+  contentType?(request: SpeechRequest, target: ProviderTarget): string;
+}
+
 /** What a provider's chat translator can do; the dispatcher refuses the rest before any I/O. */
 export interface ChatCapability {
   stream: boolean;
@@ -226,6 +237,7 @@ export interface ProviderDefinition {
   rerank?: RerankTranslator;
   /** Serves both transcription and translation; capabilities say which. */
   transcription?: TranscriptionTranslator;
+  speech?: SpeechTranslator;
   files?: FilesTranslator;
   batches?: BatchesTranslator;
   /**
@@ -310,6 +322,11 @@ export function providerProblems(value: unknown): string[] {
     if (!t || typeof t.toUpstream !== 'function' || typeof t.fromUpstream !== 'function') {
       problems.push(`provider ${d.slug}: declares transcription or translation but has no transcription translator (toUpstream, fromUpstream)`);
     } else if (t.followUp !== undefined && typeof t.followUp !== 'function') problems.push(`provider ${d.slug}: transcription.followUp must be a function`);
+  }
+  if (d.capabilities?.speech) {
+    const s = d.speech;
+    if (!s || typeof s.toUpstream !== 'function') problems.push(`provider ${d.slug}: declares speech but has no speech translator (toUpstream)`);
+    else if (s.contentType !== undefined && typeof s.contentType !== 'function') problems.push(`provider ${d.slug}: speech.contentType must be a function`);
   }
   if (d.capabilities?.files) {
     const f = d.files;

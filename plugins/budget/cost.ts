@@ -8,6 +8,7 @@ import type { CanonicalRequest, CanonicalResult } from '../../core/canonical/cha
 import type { GatewayConfig, ModelConfig } from '../../core/config/types.ts';
 import { allowsModel, overriddenModel, type EffectivePolicy } from '../../core/identity/policy.ts';
 import { costUsd, isPriced, toMicroUsd, type PricedUsage, type Pricing } from '../../core/canonical/pricing.ts';
+import { speechCharacters } from '../../core/canonical/audio.ts';
 import { estimateAudioSeconds, estimateInputTokens, estimateSearchUnits, meteredResult } from '../../core/canonical/units.ts';
 
 export type ModelPrice =
@@ -39,7 +40,8 @@ export function costMicros(pricing: Pricing, usage: PricedUsage): number {
  *   document and the documents at `input` (counted only when the model has an input price); it settles to the
  *   search units billed and the tokens reported, if any (core/canonical/units.ts);
  * - transcription and translation: the most seconds the file's size can hold (core/canonical/units.ts) at
- *   `audioSecond`, settled to the seconds heard.
+ *   `audioSecond`, settled to the seconds heard;
+ * - speech: exactly the input's characters (code points) at `characters`: the provider bills the whole text.
  */
 export async function estimateMicros(price: Extract<ModelPrice, { kind: 'priced' }>, request: CanonicalRequest, defaultCompletionTokens: number): Promise<number> {
   const { pricing } = price;
@@ -59,6 +61,8 @@ export async function estimateMicros(price: Extract<ModelPrice, { kind: 'priced'
     }
     case 'transcription': case 'translation':
       return costMicros(pricing, { prompt_tokens: 0, completion_tokens: 0, audio_seconds: estimateAudioSeconds(request.body.audio.bytes.length) });
+    case 'speech':
+      return costMicros(pricing, { prompt_tokens: 0, completion_tokens: 0, characters: speechCharacters(request.body.input) });
   }
 }
 
@@ -68,7 +72,7 @@ export async function estimateMicros(price: Extract<ModelPrice, { kind: 'priced'
  */
 export async function answerMicros(pricing: Pricing, request: CanonicalRequest, result: CanonicalResult | undefined, estimate: number): Promise<number> {
   if (!result) return estimate;
-  const { usage, searchUnits, audioSeconds } = await meteredResult(request, result, false);
-  if (!usage && searchUnits === 0 && audioSeconds === 0) return estimate;
-  return costMicros(pricing, { ...(usage ?? { prompt_tokens: 0, completion_tokens: 0 }), search_units: searchUnits, audio_seconds: audioSeconds });
+  const { usage, searchUnits, audioSeconds, characters } = await meteredResult(request, result, false);
+  if (!usage && searchUnits === 0 && audioSeconds === 0 && characters === 0) return estimate;
+  return costMicros(pricing, { ...(usage ?? { prompt_tokens: 0, completion_tokens: 0 }), search_units: searchUnits, audio_seconds: audioSeconds, characters });
 }

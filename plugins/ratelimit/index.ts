@@ -57,7 +57,9 @@ export default definePlugin<RateLimitConfig>({
         gw.stage({ complete: (outcome) => void settle(outcome.usage?.total_tokens ?? tokens.prompt) });
         return;
       }
-      await settle(gw.result?.usage?.total_tokens ?? tokens.prompt);
+      const usage = gw.result?.usage;
+      // Speech is billed by characters: its usage has no tokens.
+      await settle(usage && 'total_tokens' in usage && usage.total_tokens !== undefined ? usage.total_tokens : tokens.prompt);
     };
   },
 });

@@ -3,7 +3,7 @@
  * completed, was cut by the client or failed upstream, or an error before any answer. A stream cut before its
  * usage chunk is charged an estimate (core/canonical/estimate.ts): the prompt as sent, and the completion text
  * the caller received; the record says it is estimated. Every record names its modality and carries its units:
- * tokens, and search units for rerank (core/canonical/units.ts).
+ * tokens, search units for rerank, audio seconds for transcription, characters for speech (core/canonical/units.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { CanonicalResult, ChatCompletionChunk, Usage } from '../../core/canonical/chat.ts';
@@ -33,6 +33,8 @@ interface Ending {
   searchUnits?: number;
   /** Transcription and translation: the seconds of audio heard. */
   audioSeconds?: number;
+  /** Speech: the characters of the input spoken. */
+  characters?: number;
   estimated: boolean;
   error?: unknown;
   /** An answer reached the caller (or began to): ttfb is known. */
@@ -157,9 +159,10 @@ export class RequestMeter {
     const total = usage && typeof usage.total_tokens === 'number' ? tokenCount(usage.total_tokens) : prompt + completion;
     const searchUnits = tokenCount(ending.searchUnits);
     const audioSeconds = ending.audioSeconds ?? 0;
+    const characters = tokenCount(ending.characters);
     // Answered without a provider (a plugin's cache hit, say): units are recorded, nothing was spent.
     const spent = gw.target && !gw.servedFromCache
-      ? { prompt_tokens: prompt, completion_tokens: completion, prompt_tokens_details: { cached_tokens: cached }, search_units: searchUnits, audio_seconds: audioSeconds }
+      ? { prompt_tokens: prompt, completion_tokens: completion, prompt_tokens_details: { cached_tokens: cached }, search_units: searchUnits, audio_seconds: audioSeconds, characters }
       : { prompt_tokens: 0, completion_tokens: 0 };
 
     let errorCode: string | null = null;
@@ -194,6 +197,7 @@ export class RequestMeter {
       totalTokens: total,
       searchUnits,
       audioSeconds,
+      characters,
       estimated: ending.estimated,
       costUsd: costUsd(model?.pricing, spent),
       latencyMs,

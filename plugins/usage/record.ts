@@ -36,6 +36,8 @@ export interface UsageRecord {
   searchUnits: number;
   /** Transcription and translation: seconds of audio heard; absent (0) for the other modalities. */
   audioSeconds?: number;
+  /** Speech: characters (code points) of the input spoken; absent (0) for the other modalities. */
+  characters?: number;
   estimated: boolean;
   costUsd: number | null;
   latencyMs: number;
@@ -84,6 +86,7 @@ const COLUMNS: Array<[string, string, (r: UsageRecord) => unknown]> = [
   ['cache_status', 'text', (r) => r.cacheStatus ?? null],
   ['retrieval', 'jsonb', (r) => r.retrieval ?? null],
   ['audio_seconds', 'float8', (r) => r.audioSeconds ?? 0],
+  ['characters', 'bigint', (r) => r.characters ?? 0],
 ];
 
 const INSERT = `INSERT INTO usage_records (${COLUMNS.map(([name]) => name).join(', ')})

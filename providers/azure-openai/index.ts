@@ -10,6 +10,7 @@ import { azureAiEmbeddings, azureOpenAiEmbeddings } from './embeddings.ts';
 import { azureErrorFromBody } from './errors.ts';
 import { azureOpenAiFiles } from './files.ts';
 import { azureOpenAiResponses } from './responses.ts';
+import { azureOpenAiSpeech } from './speech.ts';
 import { azureOpenAiTranscription } from './transcription.ts';
 
 export const azureOpenAi = defineProvider({
@@ -36,7 +37,7 @@ export const azureOpenAi = defineProvider({
   },
   capabilities: {
     chat: { stream: true, tools: true, vision: true, n: true }, completion: { stream: true }, responses: { stream: true }, embeddings: {}, files: {},
-    transcription: {}, translation: {},
+    transcription: {}, translation: {}, speech: {},
     // Its Batch API is OpenAI's: polled, for batches made on Azure and registered by id.
     batch: { submit: false },
   },
@@ -45,6 +46,7 @@ export const azureOpenAi = defineProvider({
   responses: azureOpenAiResponses,
   embeddings: azureOpenAiEmbeddings,
   transcription: azureOpenAiTranscription,
+  speech: azureOpenAiSpeech,
   files: azureOpenAiFiles,
   batches: azureOpenAiBatches,
   passthroughHeaders: azureOpenAiHeaders,

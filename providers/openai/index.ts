@@ -6,6 +6,7 @@ import { openaiEmbeddings } from './embeddings.ts';
 import { openaiErrorFromBody } from './errors.ts';
 import { openaiFiles } from './files.ts';
 import { openaiResponses } from './responses.ts';
+import { openaiSpeech } from './speech.ts';
 import { openaiTranscription } from './transcription.ts';
 
 export default defineProvider({
@@ -32,6 +33,7 @@ export default defineProvider({
     embeddings: {},
     transcription: {},
     translation: {},
+    speech: {},
     files: {},
     batch: { submit: true },
   },
@@ -40,6 +42,7 @@ export default defineProvider({
   responses: openaiResponses,
   embeddings: openaiEmbeddings,
   transcription: openaiTranscription,
+  speech: openaiSpeech,
   files: openaiFiles,
   batches: openaiBatches,
   passthroughHeaders: openaiHeaders,

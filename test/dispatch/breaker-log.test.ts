@@ -26,3 +26,19 @@ test('a breaker logs when it opens, half-opens and closes', async () => {
     breakers.shutdown();
   }
 });
+
+test('a failure found after the call (a streamed body that broke midway) counts against the breaker; a caller\'s abort does not', async () => {
+  const breakers = new Breakers({ errorThresholdPercentage: 50, volumeThreshold: 2, rollingCountTimeoutMs: 10_000, resetTimeoutMs: 10_000 });
+  try {
+    await breakers.run('acme', 'http://upstream.test', () => Promise.resolve('headers arrived'));
+    breakers.countFailure('acme', 'http://upstream.test', Object.assign(new Error('aborted'), { name: 'AbortError' }));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(breakers.states()[0]!.failures, 0, 'an abort is not the upstream\'s failure');
+    for (let i = 0; i < 3; i++) breakers.countFailure('acme', 'http://upstream.test', new GatewayError('UPSTREAM_ERROR', 'acme could not be reached while streaming'));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(breakers.states()[0]!.failures, 3);
+    await assert.rejects(breakers.run('acme', 'http://upstream.test', () => Promise.resolve('never')), { code: 'UPSTREAM_UNAVAILABLE' });
+  } finally {
+    breakers.shutdown();
+  }
+});

@@ -154,8 +154,9 @@ pipelines:
     assert.equal(model!.owned_by, 'openai');
     assert.ok(Number.isInteger(model!.created) && model!.created > 1_700_000_000);
     // Without a `capabilities` entry, a model lists what its provider serves, named as the capabilities a key
-    // needs for it (OpenAI so far: chat, legacy completions, embeddings).
-    assert.deepEqual((model as unknown as { capabilities: string[] }).capabilities, ['chat', 'completions', 'embeddings']);
+    // needs for it (OpenAI so far: chat, legacy completions, embeddings, audio for transcription and translation,
+    // tts for speech).
+    assert.deepEqual((model as unknown as { capabilities: string[] }).capabilities, ['chat', 'completions', 'embeddings', 'audio', 'tts']);
     assert.equal((model as unknown as { context_window: number }).context_window, 128000);
   });
 

@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import { ConfigError } from '../../core/config/document.ts';
 import { parseConfig } from '../helpers/config.ts';
 import { estimateEmbeddingsTokens, estimatePromptTokens, estimateRerankTokens } from '../../core/canonical/estimate.ts';
+import { speechCharacters } from '../../core/canonical/audio.ts';
 import { costUsd, isPriced, toMicroUsd } from '../../core/canonical/pricing.ts';
 import { estimateInputTokens, estimateSearchUnits, meteredModality, meteredResult } from '../../core/canonical/units.ts';
 
@@ -99,17 +100,36 @@ describe('what each modality counts', () => {
     assert.equal(meteredModality(undefined, '/v1/audio/speech'), 'speech');
   });
 
+  const noAudio = { audioSeconds: 0, characters: 0 };
+
   test('an answer\'s units: reported usage as is, embeddings without usage estimated, a rerank\'s search units', async () => {
     const embeddings = { modality: 'embeddings' as const, model: 'm', stream: false as const, body: { model: 'm', input: ['alpha beta'] } };
     const vectors = { object: 'list' as const, data: [{ object: 'embedding' as const, embedding: [1], index: 0 }], model: 'm' };
     const usage3 = { prompt_tokens: 3, completion_tokens: 0, total_tokens: 3 };
-    assert.deepEqual(await meteredResult(embeddings, { ...vectors, usage: usage3 }, false), { usage: usage3, searchUnits: 0, estimated: false });
+    assert.deepEqual(await meteredResult(embeddings, { ...vectors, usage: usage3 }, false), { usage: usage3, searchUnits: 0, estimated: false, ...noAudio });
     const tokens = await estimateEmbeddingsTokens(embeddings.body);
-    assert.deepEqual(await meteredResult(embeddings, vectors, false), { usage: { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens }, searchUnits: 0, estimated: true });
+    assert.deepEqual(await meteredResult(embeddings, vectors, false), { usage: { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens }, searchUnits: 0, estimated: true, ...noAudio });
     const rerank = { modality: 'rerank' as const, model: 'm', stream: false as const, body: { model: 'm', query: 'q', documents: ['d'] } };
     const ranked = { object: 'rerank' as const, id: '', results: [{ index: 0, relevance_score: 1 }], meta: { billed_units: { search_units: 2 } } };
-    assert.deepEqual(await meteredResult(rerank, ranked, false), { usage: null, searchUnits: 2, estimated: false });
-    assert.deepEqual(await meteredResult(rerank, { ...ranked, usage: usage3 }, true), { usage: usage3, searchUnits: 2, estimated: true });
+    assert.deepEqual(await meteredResult(rerank, ranked, false), { usage: null, searchUnits: 2, estimated: false, ...noAudio });
+    assert.deepEqual(await meteredResult(rerank, { ...ranked, usage: usage3 }, true), { usage: usage3, searchUnits: 2, estimated: true, ...noAudio });
+  });
+});
+
+describe('speech: characters', () => {
+  test('the input\'s code points: an emoji is one character, not two UTF-16 units', () => {
+    assert.equal(speechCharacters('Grüße 😀!'), 8);
+    assert.equal(speechCharacters('😀'.repeat(4096)), 4096);
+  });
+
+  test('a speech answer is metered by its characters, priced per million at `characters`', async () => {
+    const request = { modality: 'speech' as const, model: 'm', stream: false as const, body: { model: 'm', input: 'hello', voice: 'alloy', response_format: 'mp3' as const } };
+    const answer = { object: 'speech' as const, contentType: 'audio/mpeg', audio: (async function* () {})(), usage: { characters: 5 } };
+    assert.deepEqual(await meteredResult(request, answer, false), { usage: null, searchUnits: 0, audioSeconds: 0, characters: 5, estimated: false });
+    assert.equal(await estimateInputTokens(request), 0);
+    assert.equal(costUsd({ characters: 15 }, { prompt_tokens: 0, completion_tokens: 0, characters: 1000 }), 0.015);
+    assert.equal(isPriced({ characters: 0 }), true);
+    assert.equal(costUsd({ input: 1 }, { prompt_tokens: 0, completion_tokens: 0, characters: 1000 }), 0, 'a model priced by tokens charges nothing for characters');
   });
 });
 
