@@ -9,6 +9,7 @@ export type {
   FilePurpose, FilesTranslator, FileUploadInfo, FileUploadPlan, PartsUploadPlan, UploadAnswer, UploadedFile, UploadPart,
   ModalityCapability, ProviderCapabilities, ProviderDefinition, ProviderIO, ProviderTarget, RerankTranslator, ResponsesCapability, ResponsesTranslator,
   StreamEvent, StreamFormat, UpstreamMethod, UpstreamRequest,
+  AudioUploadPlan, FollowUp, SpeechTranslator, TranscriptionTask, TranscriptionTranslator,
 } from '../dispatch/provider.ts';
 export { transportError, upstreamStatusError, type UpstreamErrorDetails } from '../dispatch/upstream-errors.ts';
 export { createError, GatewayError, type ErrorCode } from '../errors.ts';
@@ -18,4 +19,7 @@ export type {
 export type { LegacyCompletionRequest } from '../canonical/completion.ts';
 export type { EmbeddingsRequest, EmbeddingsResult } from '../canonical/embeddings.ts';
 export type { RerankRequest, RerankResult } from '../canonical/rerank.ts';
+export type {
+  AudioInput, AudioUsage, SpeechFormat, SpeechRequest, TranscriptionFormat, TranscriptionRequest, TranscriptionResult, TranscriptSegment,
+} from '../canonical/audio.ts';
 export type { JsonSchema } from '../json-schema.ts';
