@@ -32,4 +32,16 @@ describe('the provider registry', () => {
       assert.deepEqual(declared, marked, `the providers declaring ${modality} are exactly those PROVIDERS.md marks ${letter}`);
     }
   });
+
+  test('audio (s, x, p): every provider declaring a modality is marked for it in PROVIDERS.md; the pairs still missing are listed', () => {
+    const rows = catalogueRows();
+    const modalities = [['s', 'transcription', 'transcription'], ['x', 'translation', 'transcription'], ['p', 'speech', 'speech']] as const;
+    for (const [letter, modality, translator] of modalities) {
+      const marked = rows.filter((row) => row.modalities.includes(letter)).map((row) => row.slug).sort();
+      const declared = builtInProviders.filter((p) => p.capabilities[modality] && p[translator]).map((p) => p.slug).sort();
+      const missing = marked.filter((slug) => !declared.includes(slug));
+      console.log(`${modality}: ${declared.length} of ${marked.length} provider x ${modality} pairs of PROVIDERS.md registered${missing.length > 0 ? `; missing: ${missing.join(', ')}` : ''}`);
+      assert.deepEqual(declared.filter((slug) => !marked.includes(slug)), [], `providers declaring ${modality} that PROVIDERS.md does not mark ${letter}`);
+    }
+  });
 });
