@@ -9,9 +9,9 @@
 import type { GatewayConfig } from '../config/types.ts';
 import type { CallDeps } from '../dispatch/exchange.ts';
 import { canDownload, downloadFile } from '../dispatch/files-call.ts';
-import { passthroughTargets } from '../dispatch/passthrough.ts';
+import { passthroughTargets, type PassthroughEntry } from '../dispatch/passthrough.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
-import { isRetryable } from '../dispatch/upstream-errors.ts';
+import { shouldFallBack } from '../dispatch/upstream-errors.ts';
 import { GatewayError } from '../errors.ts';
 import { chunkText } from '../ingest/chunk.ts';
 import { extractText, UnsupportedDocumentError } from '../ingest/extract.ts';
@@ -49,18 +49,18 @@ export interface IngestDeps extends CallDeps {
 /** A file that cannot be read as it is: running again would not change that. */
 class Skip extends Error {}
 
-/** Failures that may pass: the provider or a store unwell, an open breaker, a rate limit. */
-function isTransient(err: unknown): boolean {
-  if (isRetryable(err)) return true;
-  return err instanceof GatewayError && ['UPSTREAM_UNAVAILABLE', 'STORE_UNAVAILABLE', 'UPSTREAM_ERROR'].includes(err.code);
-}
+/** Failures that may pass: what the dispatcher would try another target for, or a store unwell. */
+const isTransient = (err: unknown): boolean => shouldFallBack(err) || (err instanceof GatewayError && err.code === 'STORE_UNAVAILABLE');
+
+/** The configured providers' targets: read once per handler, the configuration does not change while it runs. */
+type Targets = ReadonlyMap<string, PassthroughEntry>;
 
 const reason = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-async function fileBytes(deps: IngestDeps, tenantId: string, fileId: string, now: number, signal: AbortSignal): Promise<{ bytes: Buffer; filename: string; mimeType: string }> {
+async function fileBytes(deps: IngestDeps, targets: Targets, tenantId: string, fileId: string, now: number, signal: AbortSignal): Promise<{ bytes: Buffer; filename: string; mimeType: string }> {
   const file = await findFile(deps.db, tenantId, fileId, now);
   if (!file) throw new Skip(`file ${fileId} is not in the registry (deleted or expired)`);
-  const entry = passthroughTargets(deps.config, deps.providers).get(file.provider);
+  const entry = targets.get(file.provider);
   if (!entry) throw new Skip(`the file's provider "${file.provider}" is no longer configured`);
   if (!canDownload(entry.provider)) throw new Skip(`provider "${file.provider}" serves no file content the gateway can download`);
   try {
@@ -72,11 +72,11 @@ async function fileBytes(deps: IngestDeps, tenantId: string, fileId: string, now
   }
 }
 
-async function ingest(deps: IngestDeps, payload: IngestPayload, ctx: JobContext): Promise<number | null> {
+async function ingest(deps: IngestDeps, targets: Targets, payload: IngestPayload, ctx: JobContext): Promise<number | null> {
   const tenantId = payload.caller?.tenantId ?? 'default';
   const store = await findVectorStore(deps.db, tenantId, payload.storeId, ctx.now());
   if (!store) return null; // deleted or expired meanwhile: nothing to do
-  const file = await fileBytes(deps, tenantId, payload.fileId, ctx.now(), ctx.signal);
+  const file = await fileBytes(deps, targets, tenantId, payload.fileId, ctx.now(), ctx.signal);
   let text: string;
   try {
     text = (await extractText(file.bytes, { filename: file.filename, mimeType: file.mimeType })).text;
@@ -103,12 +103,13 @@ async function ingest(deps: IngestDeps, payload: IngestPayload, ctx: JobContext)
 const backoffMs = (attempt: number) => Math.min(300_000, 5_000 * 2 ** Math.max(0, attempt - 1));
 
 export function ingestHandler(deps: IngestDeps): JobHandler {
+  const targets = passthroughTargets(deps.config, deps.providers);
   return async (ctx): Promise<JobResult> => {
     const payload = ctx.job.payload as IngestPayload;
     const tenantId = payload.caller?.tenantId ?? 'default';
     const settle = (result: Parameters<typeof setStoreFileResult>[4]) => setStoreFileResult(deps.db, tenantId, payload.storeId, payload.fileId, result, ctx.now());
     try {
-      const stored = await ingest(deps, payload, ctx);
+      const stored = await ingest(deps, targets, payload, ctx);
       if (stored !== null) await settle({ status: 'completed' });
       deps.logger?.info({ store: payload.storeId, file: payload.fileId, chunks: stored }, 'vector-store.ingest: file ingested');
       return { status: 'done' };
