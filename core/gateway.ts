@@ -204,7 +204,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     meterWork,
   });
   jobs.register(VECTOR_STORE_INGEST, ingestHandler({ db, config, providers: loaded.providers, upstream, breakers, io, embeddings, logger }), { maxAttempts: config.vectorStores.maxAttempts + 1 });
-  const localDeps: LocalEndpointDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock, jobs, meterWork, embeddings };
+  const localDeps: LocalEndpointDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock, jobs, meterWork, retrieval };
   const extraEndpoints = pluginEndpoints(loaded.plugins.list(), pluginServices, shared);
   const extraAdminRoutes = pluginAdminRoutes(loaded.plugins.list(), pluginServices, shared);
   const traffic = createTraffic();

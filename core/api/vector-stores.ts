@@ -12,7 +12,6 @@ import type { EmbedCaller } from '../pipeline/embed.ts';
 import { callerOf } from '../pipeline/recorded-caller.ts';
 import { findFile } from '../store/files.ts';
 import { pageRequest } from '../store/pagination.ts';
-import { searchChunks } from '../store/vector-chunks.ts';
 import {
   addStoreFiles, deleteVectorStore, findVectorStore, insertVectorStore, listStoreFiles, listVectorStores, newVectorStoreId,
   removeStoreFile, updateVectorStore, vectorStoreNotFound, vectorStorePositionAfter, type StoreFileRecord, type VectorStoreRecord,
@@ -21,7 +20,7 @@ import { deletedSchema } from '../json-schema.ts';
 import { compileRequestSchema } from '../validation.ts';
 import { ingestJob, STORE_FILE_PURPOSES } from './vector-stores-ingest.ts';
 import {
-  attachFilesSchema, createStoreSchema, patchStoreSchema, searchResultSchema, searchSchema, storeFilesSchema, storeListSchema, storeObjectSchema,
+  attachFilesSchema, createStoreSchema, DEFAULT_TOP_K, patchStoreSchema, searchResultSchema, searchSchema, storeFilesSchema, storeListSchema, storeObjectSchema,
 } from './vector-stores-schemas.ts';
 
 const ROUTE = '/v1/vector_stores';
@@ -195,13 +194,9 @@ function detachHandler(deps: LocalEndpointDeps): GatewayMiddleware {
 function searchHandler(deps: LocalEndpointDeps): GatewayMiddleware {
   return async (ctx) => {
     const body = validateSearch(await readBody(ctx));
-    const store = await storeOf(deps, ctx);
-    const { vectors } = await deps.embeddings.embed({
-      model: store.embeddingModel, input: [body.query], caller: embedCaller(ctx) ?? undefined, applyPolicy: false,
-      purpose: 'vector-store', signal: ctx.state.gw.signal,
-    });
-    const hits = await searchChunks(deps.db, {
-      tenantId: store.tenantId, storeIds: [store.id], vector: vectors[0]!, topK: body.top_k ?? 5, now: deps.clock.now(),
+    const hits = await deps.retrieval.search({
+      caller: ctx.state.gw.caller, storeIds: [idOf(ctx)], query: body.query, topK: body.top_k ?? DEFAULT_TOP_K,
+      purpose: 'vector-store', unknownStores: 'fail', signal: ctx.state.gw.signal,
       ...(body.threshold === undefined ? {} : { threshold: body.threshold }),
     });
     ctx.body = {

@@ -12,7 +12,7 @@ import type { RoutingTable } from '../dispatch/routing.ts';
 import type { UpstreamClient } from '../dispatch/upstream.ts';
 import type { JobQueue } from '../jobs/types.ts';
 import type { GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
-import type { EmbeddingService } from '../pipeline/embed.ts';
+import type { RetrievalService } from '../pipeline/retrieval.ts';
 import type { MeteredWork } from '../pipeline/metered.ts';
 import type { EndpointDescription } from '../pipeline/routes.ts';
 import type { Clock } from '../pipeline/plugin.ts';
@@ -59,8 +59,8 @@ export interface LocalEndpointDeps {
   jobs: JobQueue;
   /** Reports work metered outside a request (a batch that ended) to the plugins: gateway.meterWork. */
   meterWork(work: MeteredWork): Promise<void>;
-  /** The gateway's own embeddings (vector-store search), metered in the caller's name. */
-  embeddings: EmbeddingService;
+  /** Search of the gateway's vector stores, its query embedded and metered in the caller's name. */
+  retrieval: RetrievalService;
 }
 
 export interface LocalEndpoint extends EndpointBase {
