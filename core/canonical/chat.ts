@@ -1,5 +1,7 @@
 import type { CanonicalSpeechRequest, CanonicalTranscriptionRequest, SpeechResult, TranscriptionResult } from './audio.ts';
 import type { LegacyCompletionFields } from './completion.ts';
+import type { CanonicalImageRequest, ImageResult } from './image.ts';
+import type { CanonicalVideoRequest, VideoJob } from './video.ts';
 import type { CanonicalEmbeddingsRequest, EmbeddingsResult } from './embeddings.ts';
 import type { CanonicalRerankRequest, RerankResult } from './rerank.ts';
 import type { NativeResponsesRequest } from './responses-native.ts';
@@ -155,7 +157,8 @@ export interface CanonicalChatRequest {
 }
 
 /** What an ingress hands to the pipeline, by modality: `modality` tells the dispatcher which translator serves it. */
-export type CanonicalRequest = CanonicalChatRequest | CanonicalEmbeddingsRequest | CanonicalRerankRequest | CanonicalTranscriptionRequest | CanonicalSpeechRequest;
+export type CanonicalRequest = CanonicalChatRequest | CanonicalEmbeddingsRequest | CanonicalRerankRequest | CanonicalTranscriptionRequest | CanonicalSpeechRequest
+  | CanonicalImageRequest | CanonicalVideoRequest;
 
 /** The chat request of a canonical request that must be one (the chat ingresses, chat-only estimates). */
 export function chatRequestOf(request: CanonicalRequest): CanonicalChatRequest {
@@ -170,4 +173,4 @@ export function chatResultOf(result: CanonicalResult): ChatCompletion {
 }
 
 /** The canonical answer of a non-streamed call, by modality; every one may carry usage for the plugins. */
-export type CanonicalResult = ChatCompletion | EmbeddingsResult | RerankResult | TranscriptionResult | SpeechResult;
+export type CanonicalResult = ChatCompletion | EmbeddingsResult | RerankResult | TranscriptionResult | SpeechResult | ImageResult | VideoJob;

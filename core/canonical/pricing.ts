@@ -5,7 +5,7 @@
  * tokens included, as providers count them) at `output`; search units (rerank) at `searchUnit`. The same prices
  * serve every modality: embeddings have only input tokens, a rerank has its search units and whatever tokens its
  * provider reports, transcription and translation their seconds of audio at `audioSecond`, speech the code points of its input
- * at `characters`. A price the model
+ * at `characters`, images their count at `image` (by size and quality), video its seconds at `videoSecond`. A price the model
  * leaves out counts as 0; a model without `pricing`, or with none of these prices, has no cost: null, never a
  * guessed 0.
  */
@@ -21,7 +21,22 @@ export type PricedUsage = Pick<Usage, 'prompt_tokens' | 'completion_tokens' | 'p
   audio_seconds?: number;
   /** Speech: characters of input spoken. */
   characters?: number;
+  /** Image generation: images made, at the size and quality asked. */
+  images?: number;
+  image_size?: string;
+  image_quality?: string;
+  /** Video generation: seconds of video made. */
+  video_seconds?: number;
 };
+
+/** USD per image at this size and quality: the most specific of `<quality>/<size>`, `<size>`, `<quality>`, `default`. */
+export function imagePrice(price: Pricing['image'], size: string | undefined, quality: string | undefined): number {
+  if (price === undefined) return 0;
+  if (typeof price === 'number') return price;
+  const keys = [quality && size ? `${quality}/${size}` : undefined, size, quality, 'default'];
+  for (const key of keys) if (key !== undefined && price[key] !== undefined) return price[key]!;
+  return 0;
+}
 
 /** The cost in micro-dollars before rounding: tokens x USD per million tokens is exactly micro-dollars. */
 function micros(pricing: Pricing, usage: PricedUsage): number {
@@ -32,13 +47,15 @@ function micros(pricing: Pricing, usage: PricedUsage): number {
   const audio = Math.max(0, usage.audio_seconds ?? 0) * (pricing.audioSecond ?? 0) * 1e6;
   // Characters x USD per million characters is exactly micro-dollars, as tokens are.
   const characters = Math.max(0, usage.characters ?? 0) * (pricing.characters ?? 0);
-  return tokens + Math.max(0, usage.search_units ?? 0) * (pricing.searchUnit ?? 0) * 1e6 + audio + characters;
+  const images = Math.max(0, usage.images ?? 0) * imagePrice(pricing.image, usage.image_size, usage.image_quality) * 1e6;
+  const video = Math.max(0, usage.video_seconds ?? 0) * (pricing.videoSecond ?? 0) * 1e6;
+  return tokens + Math.max(0, usage.search_units ?? 0) * (pricing.searchUnit ?? 0) * 1e6 + audio + characters + images + video;
 }
 
 /** Whether the model has a price at all (an unpriced model costs null, not 0). */
 export function isPriced(pricing: Pricing | undefined): pricing is Pricing {
   return !!pricing && (pricing.input !== undefined || pricing.output !== undefined || pricing.searchUnit !== undefined
-    || pricing.audioSecond !== undefined || pricing.characters !== undefined);
+    || pricing.audioSecond !== undefined || pricing.characters !== undefined || pricing.image !== undefined || pricing.videoSecond !== undefined);
 }
 
 /** USD, or null when the model has no pricing. */

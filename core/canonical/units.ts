@@ -11,6 +11,7 @@
  *   billed (or the dispatcher counted by that rule) and the tokens it reported, else the dispatcher's estimate.
  */
 import type { AudioUsage } from './audio.ts';
+import type { ImageUsage } from './image.ts';
 import type { CanonicalRequest, CanonicalResult, Modality, Usage } from './chat.ts';
 import { estimateEmbeddingsTokens, estimatePromptTokens, estimateRerankTokens } from './estimate.ts';
 import { searchUnitsFor } from './rerank.ts';
@@ -51,7 +52,7 @@ export function estimateInputTokens(request: CanonicalRequest): Promise<number> 
     case 'chat': return estimatePromptTokens(request.body);
     case 'embeddings': return estimateEmbeddingsTokens(request.body);
     case 'rerank': return estimateRerankTokens(request.body);
-    case 'transcription': case 'translation': case 'speech': return Promise.resolve(0);
+    case 'transcription': case 'translation': case 'speech': case 'image': case 'video': return Promise.resolve(0);
   }
 }
 
@@ -71,6 +72,12 @@ export interface Metered {
   audioSeconds: number;
   /** Speech: the characters (code points) of the input spoken; 0 for every other modality. */
   characters: number;
+  /** Image generation: the images made, and the size and quality they were asked at (their price depends on them). */
+  images: number;
+  imageSize?: string;
+  imageQuality?: string;
+  /** Video generation: seconds of video made (metered when the job completes, not by the request that starts it). */
+  videoSeconds: number;
   /** The tokens are the gateway's estimate, not the provider's report. */
   estimated: boolean;
 }
@@ -84,21 +91,36 @@ export interface Metered {
  */
 export async function meteredResult(request: CanonicalRequest | undefined, result: CanonicalResult, reportedEstimated: boolean): Promise<Metered> {
   if (result.object === 'transcription') return meteredAudio(result.usage);
-  if (result.object === 'speech') return { usage: null, searchUnits: 0, audioSeconds: 0, characters: tokenCount(result.usage.characters), estimated: false };
+  const none = { audioSeconds: 0, characters: 0, images: 0, videoSeconds: 0 };
+  if (result.object === 'speech') return { usage: null, searchUnits: 0, ...none, characters: tokenCount(result.usage.characters), estimated: false };
+  if (result.object === 'image') return meteredImages(result.usage);
+  // The job's seconds are metered when it completes (core/api/video.ts), not by the request that starts it.
+  if (result.object === 'video.generation') return { usage: null, searchUnits: 0, estimated: false, ...none };
   const searchUnits = result.object === 'rerank' ? tokenCount(result.meta?.billed_units?.search_units) : 0;
-  const none = { audioSeconds: 0, characters: 0 };
   if (result.usage) return { usage: result.usage, searchUnits, estimated: reportedEstimated, ...none };
   if (request?.modality !== 'embeddings' || result.object !== 'list') return { usage: null, searchUnits, estimated: false, ...none };
   const tokens = await estimateInputTokens(request);
   return { usage: { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens }, searchUnits, estimated: true, ...none };
 }
 
-/** An audio answer: its seconds, and tokens only when the provider reported some. */
-function meteredAudio(usage: AudioUsage): Metered {
+/** Tokens a non-token modality's provider reported, or null when it reported none. */
+function reportedTokens(usage: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number }): Usage | null {
   const prompt = tokenCount(usage.prompt_tokens);
   const completion = tokenCount(usage.completion_tokens);
-  const tokens = prompt + completion > 0 ? { prompt_tokens: prompt, completion_tokens: completion, total_tokens: tokenCount(usage.total_tokens) || prompt + completion } : null;
-  return { usage: tokens, searchUnits: 0, estimated: false, audioSeconds: audioSeconds(usage.audio_seconds), characters: 0 };
+  return prompt + completion > 0 ? { prompt_tokens: prompt, completion_tokens: completion, total_tokens: tokenCount(usage.total_tokens) || prompt + completion } : null;
+}
+
+/** An audio answer: its seconds, and tokens only when the provider reported some. */
+function meteredAudio(usage: AudioUsage): Metered {
+  return { usage: reportedTokens(usage), searchUnits: 0, estimated: false, audioSeconds: audioSeconds(usage.audio_seconds), characters: 0, images: 0, videoSeconds: 0 };
+}
+
+/** An image answer: its count at the asked size and quality, and tokens only when the provider reported some. */
+function meteredImages(usage: ImageUsage): Metered {
+  return {
+    usage: reportedTokens(usage), searchUnits: 0, estimated: false, audioSeconds: 0, characters: 0, videoSeconds: 0, images: tokenCount(usage.images),
+    ...(usage.size ? { imageSize: usage.size } : {}), ...(usage.quality ? { imageQuality: usage.quality } : {}),
+  };
 }
 
 /** Seconds of audio from a provider: finite, non-negative, to the millisecond. */

@@ -224,6 +224,14 @@ const modelSchema: JsonSchema = {
         searchUnit: { type: 'number', minimum: 0, description: 'USD per rerank search unit: one query with up to 100 documents (meta.billed_units.search_units).' },
         audioSecond: { type: 'number', minimum: 0, description: 'USD per second of audio heard (transcription and translation), whatever response_format the caller asked for.' },
         characters: { type: 'number', minimum: 0, description: 'USD per million characters of input spoken (POST /v1/audio/speech): the input\'s code points, billed in full once the provider answers, whatever response_format.' },
+        image: {
+          description: 'USD per image made (POST /v1/images/generations): one price for every image, or prices by size and quality keyed `<quality>/<size>`, `<size>`, `<quality>` or `default`, the most specific key that matches applies (an image no key matches costs 0).',
+          oneOf: [
+            { type: 'number', minimum: 0 },
+            { type: 'object', minProperties: 1, propertyNames: { pattern: '^[A-Za-z0-9_.:x/-]{1,64}$' }, additionalProperties: { type: 'number', minimum: 0 } },
+          ],
+        },
+        videoSecond: { type: 'number', minimum: 0, description: 'USD per second of video made (POST /v1/video/generations), billed once the job completes.' },
       },
     },
     enabled: { type: 'boolean', default: true, description: 'A disabled model is neither listed nor routed.' },

@@ -145,9 +145,13 @@ export interface ModelConfig {
   max_output_tokens?: number | null;
   /**
    * USD per million tokens (input, output, cachedInput), USD per rerank search unit (searchUnit) and USD per
-   * second of audio heard (audioSecond) and USD per million characters of text spoken (characters).
+   * second of audio heard (audioSecond), USD per million characters of text spoken (characters), USD per image
+   * (image: one price, or prices by size and quality) and USD per second of video made (videoSecond).
    */
-  pricing?: { input?: number; output?: number; cachedInput?: number; searchUnit?: number; audioSecond?: number; characters?: number };
+  pricing?: {
+    input?: number; output?: number; cachedInput?: number; searchUnit?: number; audioSecond?: number; characters?: number;
+    image?: number | Record<string, number>; videoSecond?: number;
+  };
   enabled: boolean;
 }
 

@@ -16,9 +16,11 @@ import { callChat, checkChat } from './chat-call.ts';
 import { providerFileIds } from './chat-files.ts';
 import { callCompletion, checkCompletion } from './completion-call.ts';
 import { callEmbeddings, checkEmbeddings } from './embeddings-call.ts';
-import { sleep, type CallDeps } from './exchange.ts';
+import { sleep, unsupported, type CallDeps } from './exchange.ts';
 import type { BuiltInToolName, ProviderDefinition, ProviderTarget } from './provider.ts';
 import { callRerank, checkRerank } from './rerank-call.ts';
+import { callImage, checkImage } from './image-call.ts';
+import type { ProgressReport } from './image-progress.ts';
 import { callSpeech, checkSpeech } from './speech-call.ts';
 import { callTranscription, checkTranscription } from './transcription-call.ts';
 import { callResponses, responsesTranslatorFor } from './responses-call.ts';
@@ -41,6 +43,8 @@ export interface DispatcherDeps extends CallDeps {
   /** The file registry, where chat file parts' gateway ids are resolved (chat-files.ts). */
   db: Queryable;
   now: () => number;
+  /** Where image calls report the progress of polled providers (the /image-progress namespace). */
+  imageProgress?: ProgressReport;
   /** Math.random by default; tests pin the jitter. */
   random?: () => number;
 }
@@ -89,6 +93,8 @@ function modalityCall(deps: DispatcherDeps, request: CanonicalRequest, caller: C
     case 'rerank': return { check: (p) => checkRerank(p), call: callRerank };
     case 'transcription': case 'translation': return { check: (p) => checkTranscription(p, request), call: callTranscription };
     case 'speech': return { check: (p) => checkSpeech(p), call: callSpeech };
+    case 'image': return { check: (p) => checkImage(p), call: (ctx, d, p, t) => callImage(ctx, { ...d, ...(deps.imageProgress ? { imageProgress: deps.imageProgress } : {}) }, p, t) };
+    case 'video': return { check: (p) => { throw unsupported(p.slug, 'video generation', { capability: 'video' }); }, call: () => Promise.reject(new Error('video jobs are started by the video endpoint')) };
   }
 }
 

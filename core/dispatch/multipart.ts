@@ -29,3 +29,13 @@ export const newBoundary = () => `aigw-${randomBytes(16).toString('hex')}`;
 
 /** A byte stream the upstream client reads at its own pace (its back-pressure reaches the source). */
 export const pulled = (source: AsyncIterable<Buffer>) => Readable.from(source, { objectMode: false, highWaterMark: 64 * 1024 });
+
+/**
+ * A multipart/form-data body of text fields only (stability-ai's form requests): small, so built whole. The
+ * translator puts `body` and `contentType` on its UpstreamRequest.
+ */
+export function formBody(fields: ReadonlyArray<readonly [string, string]>): { contentType: string; body: string } {
+  const boundary = newBoundary();
+  const parts = fields.map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`);
+  return { contentType: `multipart/form-data; boundary=${boundary}`, body: `${parts.join('')}--${boundary}--\r\n` };
+}

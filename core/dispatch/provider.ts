@@ -8,6 +8,8 @@ import type { LegacyCompletionRequest } from '../canonical/completion.ts';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../canonical/embeddings.ts';
 import type { RerankRequest, RerankResult } from '../canonical/rerank.ts';
 import type { SpeechRequest, TranscriptionRequest, TranscriptionResult } from '../canonical/audio.ts';
+import type { ImageAnswer, ImageRequest } from '../canonical/image.ts';
+import type { VideoRequest, VideoTaskState } from '../canonical/video.ts';
 import type { GatewayError } from '../errors.ts';
 import type { StreamEvent, StreamFormat } from '../streaming/events.ts';
 import type { BatchesTranslator } from './provider-batches.ts';
@@ -157,6 +159,39 @@ export interface SpeechTranslator {
   contentType?(request: SpeechRequest, target: ProviderTarget): string;
 }
 
+/**
+ * POST /v1/images/generations for one provider. `request.n` is at most the provider's `maxImages` (the core makes
+ * several calls for more). A form body (stability-ai) is built with `formBody` (core/dispatch/multipart.ts).
+ */
+export interface ImageTranslator {
+  toUpstream(request: ImageRequest, target: ProviderTarget): UpstreamRequest;
+  /** The final JSON answer -> the images as the provider gave them (URL or base64); the core renders the format. */
+  fromUpstream(body: unknown, target: ProviderTarget, request: ImageRequest): ImageAnswer;
+  /** Asynchronous providers (a prediction, a queue, a task): the next request after a 2xx answer, or null when final. */
+  followUp?(body: unknown, target: ProviderTarget, step: number, request: ImageRequest): FollowUp | null;
+  /** A polled answer's progress (0-100), for /image-progress; undefined when this answer says nothing. */
+  progress?(body: unknown): number | undefined;
+}
+
+/**
+ * POST /v1/video/generations for one provider: the core starts the provider's task, and the job runner polls it
+ * (`poll` then `state`) until it ends; nothing here waits.
+ */
+export interface VideoTranslator {
+  create(request: VideoRequest, target: ProviderTarget): UpstreamRequest;
+  /** The create answer -> the provider's task id and its first state. */
+  created(body: unknown, target: ProviderTarget, request: VideoRequest): { taskId: string; state: VideoTaskState };
+  poll(taskId: string, target: ProviderTarget): UpstreamRequest;
+  state(body: unknown, target: ProviderTarget, taskId: string): VideoTaskState;
+  /** Fetches a result that needs the provider's credential (`result.needsCredential`). */
+  download?(taskId: string, resultUrl: string, target: ProviderTarget): UpstreamRequest;
+}
+
+export interface ImageCapability {
+  /** Images one call can make (default 10): a request for more is split into several calls. */
+  maxImages?: number;
+}
+
 /** What a provider's chat translator can do; the dispatcher refuses the rest before any I/O. */
 export interface ChatCapability {
   stream: boolean;
@@ -190,7 +225,7 @@ export interface ProviderCapabilities {
   transcription?: ModalityCapability;
   translation?: ModalityCapability;
   speech?: ModalityCapability;
-  image?: ModalityCapability;
+  image?: ImageCapability;
   video?: ModalityCapability;
   /** A files API the gateway's /v1/files uploads to (the `files` translator). */
   files?: ModalityCapability;
@@ -238,6 +273,8 @@ export interface ProviderDefinition {
   /** Serves both transcription and translation; capabilities say which. */
   transcription?: TranscriptionTranslator;
   speech?: SpeechTranslator;
+  image?: ImageTranslator;
+  video?: VideoTranslator;
   files?: FilesTranslator;
   batches?: BatchesTranslator;
   /**
@@ -327,6 +364,19 @@ export function providerProblems(value: unknown): string[] {
     const s = d.speech;
     if (!s || typeof s.toUpstream !== 'function') problems.push(`provider ${d.slug}: declares speech but has no speech translator (toUpstream)`);
     else if (s.contentType !== undefined && typeof s.contentType !== 'function') problems.push(`provider ${d.slug}: speech.contentType must be a function`);
+  }
+  if (d.capabilities?.image) {
+    const i = d.image;
+    const max = d.capabilities.image.maxImages;
+    if (!i || typeof i.toUpstream !== 'function' || typeof i.fromUpstream !== 'function') problems.push(`provider ${d.slug}: declares image but has no image translator (toUpstream, fromUpstream)`);
+    else if ((i.followUp !== undefined && typeof i.followUp !== 'function') || (i.progress !== undefined && typeof i.progress !== 'function')) problems.push(`provider ${d.slug}: image.followUp and image.progress must be functions`);
+    if (max !== undefined && (!Number.isInteger(max) || max < 1 || max > 10)) problems.push(`provider ${d.slug}: capabilities.image.maxImages must be an integer from 1 to 10`);
+  }
+  if (d.capabilities?.video) {
+    const v = d.video;
+    if (!v || typeof v.create !== 'function' || typeof v.created !== 'function' || typeof v.poll !== 'function' || typeof v.state !== 'function') {
+      problems.push(`provider ${d.slug}: declares video but has no video translator (create, created, poll, state)`);
+    } else if (v.download !== undefined && typeof v.download !== 'function') problems.push(`provider ${d.slug}: video.download must be a function`);
   }
   if (d.capabilities?.files) {
     const f = d.files;

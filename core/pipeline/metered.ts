@@ -11,7 +11,7 @@ import type { EmbedPurpose } from './embed.ts';
 export interface MeteredWork {
   /** Stable: the same work reported again is recorded once (batch id, or one id per embed call). */
   id: string;
-  source: 'batch' | EmbedPurpose;
+  source: 'batch' | 'video' | EmbedPurpose;
   tenantId: string;
   organizationId: string | null;
   departmentId: string | null;
@@ -28,6 +28,8 @@ export interface MeteredWork {
   upstreamModel: string | null;
   /** Summed over the work's requests. */
   usage: Usage;
+  /** Video generation: the seconds of video a job made (priced at pricing.videoSecond); absent for other work. */
+  videoSeconds?: number;
   requests: { total: number; completed: number; failed: number };
   status: 'completed' | 'failed' | 'cancelled' | 'expired';
   /** Ms since the epoch. */

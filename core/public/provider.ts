@@ -10,6 +10,7 @@ export type {
   ModalityCapability, ProviderCapabilities, ProviderDefinition, ProviderIO, ProviderTarget, RerankTranslator, ResponsesCapability, ResponsesTranslator,
   StreamEvent, StreamFormat, UpstreamMethod, UpstreamRequest,
   AudioUploadPlan, FollowUp, SpeechTranslator, TranscriptionTask, TranscriptionTranslator,
+  ImageCapability, ImageTranslator, VideoTranslator,
 } from '../dispatch/provider.ts';
 export { transportError, upstreamStatusError, type UpstreamErrorDetails } from '../dispatch/upstream-errors.ts';
 export { createError, GatewayError, type ErrorCode } from '../errors.ts';
@@ -22,4 +23,7 @@ export type { RerankRequest, RerankResult } from '../canonical/rerank.ts';
 export type {
   AudioInput, AudioUsage, SpeechFormat, SpeechRequest, TranscriptionFormat, TranscriptionRequest, TranscriptionResult, TranscriptSegment,
 } from '../canonical/audio.ts';
+export type { ImageAnswer, ImageRequest, ImageResponseFormat, ProviderImage } from '../canonical/image.ts';
+export type { VideoRequest, VideoStatus, VideoTaskState } from '../canonical/video.ts';
+export { formBody } from '../dispatch/multipart.ts';
 export type { JsonSchema } from '../json-schema.ts';

@@ -41,7 +41,11 @@ export function costMicros(pricing: Pricing, usage: PricedUsage): number {
  *   search units billed and the tokens reported, if any (core/canonical/units.ts);
  * - transcription and translation: the most seconds the file's size can hold (core/canonical/units.ts) at
  *   `audioSecond`, settled to the seconds heard;
- * - speech: exactly the input's characters (code points) at `characters`: the provider bills the whole text.
+ * - speech: exactly the input's characters (code points) at `characters`: the provider bills the whole text;
+ * - image: exactly the images asked for (n) at the `image` price of the asked size and quality;
+ * - video: the seconds asked for (VIDEO_ESTIMATE_SECONDS when the caller leaves it to the provider) at
+ *   `videoSecond`. The request that starts a job settles to nothing: the job is charged its real seconds when it
+ *   completes (metered work), so the reservation only gates the start.
  */
 export async function estimateMicros(price: Extract<ModelPrice, { kind: 'priced' }>, request: CanonicalRequest, defaultCompletionTokens: number): Promise<number> {
   const { pricing } = price;
@@ -63,8 +67,15 @@ export async function estimateMicros(price: Extract<ModelPrice, { kind: 'priced'
       return costMicros(pricing, { prompt_tokens: 0, completion_tokens: 0, audio_seconds: estimateAudioSeconds(request.body.audio.bytes.length) });
     case 'speech':
       return costMicros(pricing, { prompt_tokens: 0, completion_tokens: 0, characters: speechCharacters(request.body.input) });
+    case 'image':
+      return costMicros(pricing, { prompt_tokens: 0, completion_tokens: 0, images: request.body.n, image_size: request.body.size, image_quality: request.body.quality });
+    case 'video':
+      return costMicros(pricing, { prompt_tokens: 0, completion_tokens: 0, video_seconds: request.body.seconds ?? VIDEO_ESTIMATE_SECONDS });
   }
 }
+
+/** Seconds a video request that names none is reserved for: the longest default of the providers served (Veo's 8, Sora's 4...). */
+export const VIDEO_ESTIMATE_SECONDS = 10;
 
 /**
  * The cost of a complete answer, as the usage plugin records it: its tokens (reported, or estimated for
@@ -72,7 +83,11 @@ export async function estimateMicros(price: Extract<ModelPrice, { kind: 'priced'
  */
 export async function answerMicros(pricing: Pricing, request: CanonicalRequest, result: CanonicalResult | undefined, estimate: number): Promise<number> {
   if (!result) return estimate;
-  const { usage, searchUnits, audioSeconds, characters } = await meteredResult(request, result, false);
-  if (!usage && searchUnits === 0 && audioSeconds === 0 && characters === 0) return estimate;
-  return costMicros(pricing, { ...(usage ?? { prompt_tokens: 0, completion_tokens: 0 }), search_units: searchUnits, audio_seconds: audioSeconds, characters });
+  if (result.object === 'video.generation') return 0;
+  const { usage, searchUnits, audioSeconds, characters, images, imageSize, imageQuality } = await meteredResult(request, result, false);
+  if (!usage && searchUnits === 0 && audioSeconds === 0 && characters === 0 && images === 0) return estimate;
+  return costMicros(pricing, {
+    ...(usage ?? { prompt_tokens: 0, completion_tokens: 0 }), search_units: searchUnits, audio_seconds: audioSeconds, characters,
+    images, image_size: imageSize, image_quality: imageQuality,
+  });
 }

@@ -14,7 +14,7 @@
 import type { MeteredWork } from '../../core/pipeline/metered.ts';
 import type { GatewayConfig } from '../../core/config/types.ts';
 import { isPriced } from '../../core/canonical/pricing.ts';
-import { tokenCount } from '../../core/canonical/units.ts';
+import { audioSeconds, tokenCount } from '../../core/canonical/units.ts';
 import type { BudgetService } from './budgets.ts';
 import { costMicros } from './cost.ts';
 
@@ -35,6 +35,7 @@ export function workMicros(config: Readonly<GatewayConfig>, work: MeteredWork): 
     prompt_tokens: tokenCount(usage.prompt_tokens),
     completion_tokens: tokenCount(usage.completion_tokens),
     prompt_tokens_details: { cached_tokens: tokenCount(usage.prompt_tokens_details?.cached_tokens) },
+    video_seconds: audioSeconds(work.videoSeconds),
   });
 }
 

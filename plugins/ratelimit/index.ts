@@ -57,8 +57,8 @@ export default definePlugin<RateLimitConfig>({
         gw.stage({ complete: (outcome) => void settle(outcome.usage?.total_tokens ?? tokens.prompt) });
         return;
       }
-      const usage = gw.result?.usage;
-      // Speech is billed by characters: its usage has no tokens.
+      const usage = gw.result && 'usage' in gw.result ? gw.result.usage : undefined;
+      // Speech, images and video are billed by other units: their usage may have no tokens.
       await settle(usage && 'total_tokens' in usage && usage.total_tokens !== undefined ? usage.total_tokens : tokens.prompt);
     };
   },

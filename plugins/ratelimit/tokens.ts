@@ -19,6 +19,7 @@ function inputOf(request: CanonicalRequest, route: string): { path: string; name
     case 'rerank': return { path: '/documents', name: 'query with its documents' };
     case 'transcription': case 'translation': return { path: '/file', name: 'audio' };
     case 'speech': return { path: '/input', name: 'input' };
+    case 'image': case 'video': return { path: '/prompt', name: 'prompt' };
   }
 }
 

@@ -57,6 +57,10 @@ export interface UsageRow {
   audio_seconds: number;
   /** Speech: characters of input spoken. */
   characters: number;
+  /** Image generation: images made. */
+  images: number;
+  /** Video generation: seconds of video made. */
+  video_seconds: number;
   /** Sum of the priced records; null when no record of the group had a price. */
   cost_usd: number | null;
 }
@@ -175,6 +179,8 @@ interface SumRow {
   search_units: string | null;
   audio_seconds: string | null;
   characters: string | null;
+  images: string | null;
+  video_seconds: string | null;
   cost_usd: string | null;
   [group: `g_${string}`]: string | null;
 }
@@ -185,7 +191,8 @@ export async function usagePage(db: Queryable, caller: Caller, q: UsageQuery) {
   where.push(`created_at >= $${params.length - 1}::timestamptz`, `created_at < $${params.length}::timestamptz`);
   const sums = `sum(requests)::text AS requests, sum(prompt_tokens)::text AS prompt_tokens, sum(completion_tokens)::text AS completion_tokens,
     sum(cached_tokens)::text AS cached_tokens, sum(reasoning_tokens)::text AS reasoning_tokens, sum(total_tokens)::text AS total_tokens,
-    sum(search_units)::text AS search_units, sum(audio_seconds)::text AS audio_seconds, sum(characters)::text AS characters, sum(cost_usd)::text AS cost_usd`;
+    sum(search_units)::text AS search_units, sum(audio_seconds)::text AS audio_seconds, sum(characters)::text AS characters,
+    sum(images)::text AS images, sum(video_seconds)::text AS video_seconds, sum(cost_usd)::text AS cost_usd`;
   const columns = q.groups.map((g) => `${GROUPS[g].expr} AS g_${g}`);
   const inner = `SELECT ${[...columns, sums].join(', ')} FROM usage_records WHERE ${where.join(' AND ')}${q.groups.length > 0 ? ` GROUP BY ${q.groups.map((_, i) => i + 1).join(', ')}` : ''}`;
 
@@ -243,6 +250,8 @@ function toUsageRow(row: SumRow, groups: UsageGroup[]): UsageRow {
     search_units: count(row.search_units),
     audio_seconds: row.audio_seconds === null ? 0 : Math.round(Number(row.audio_seconds) * 1000) / 1000,
     characters: count(row.characters),
+    images: count(row.images),
+    video_seconds: row.video_seconds === null ? 0 : Math.round(Number(row.video_seconds) * 1000) / 1000,
     cost_usd: row.cost_usd === null ? null : Number(Number(row.cost_usd).toFixed(12)),
   };
 }
@@ -256,7 +265,7 @@ export const usageListSchema: JsonSchema = {
     data: {
       type: 'array',
       items: {
-        type: 'object', required: ['requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'search_units', 'audio_seconds', 'characters', 'cost_usd'],
+        type: 'object', required: ['requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'search_units', 'audio_seconds', 'characters', 'images', 'video_seconds', 'cost_usd'],
         properties: {
           model: { ...nullableString, description: 'With group_by model: the configured model the requests resolved to.' },
           provider: { ...nullableString, description: 'With group_by provider.' },
@@ -272,6 +281,8 @@ export const usageListSchema: JsonSchema = {
           search_units: { type: 'integer', description: 'Rerank search units billed (one query with up to 100 documents); 0 for the other modalities.' },
           audio_seconds: { type: 'number', description: 'Seconds of audio heard by transcriptions and translations, whatever their response_format; 0 for the other modalities.' },
           characters: { type: 'integer', description: 'Characters (code points) of input spoken by POST /v1/audio/speech; 0 for the other modalities.' },
+          images: { type: 'integer', description: 'Images made by POST /v1/images/generations; 0 for the other modalities.' },
+          video_seconds: { type: 'number', description: 'Seconds of video made by completed video jobs; 0 for the other modalities.' },
           cost_usd: { type: 'number', nullable: true, description: 'Sum over the priced requests; null when none had a price.' },
         },
       },

@@ -3,7 +3,8 @@
  * completed, was cut by the client or failed upstream, or an error before any answer. A stream cut before its
  * usage chunk is charged an estimate (core/canonical/estimate.ts): the prompt as sent, and the completion text
  * the caller received; the record says it is estimated. Every record names its modality and carries its units:
- * tokens, search units for rerank, audio seconds for transcription, characters for speech (core/canonical/units.ts).
+ * tokens, search units for rerank, audio seconds for transcription, characters for speech, images
+ * for image generation (core/canonical/units.ts); a video job's seconds are metered work recorded when it completes.
  */
 import { randomUUID } from 'node:crypto';
 import type { CanonicalResult, ChatCompletionChunk, Usage } from '../../core/canonical/chat.ts';
@@ -35,6 +36,10 @@ interface Ending {
   audioSeconds?: number;
   /** Speech: the characters of the input spoken. */
   characters?: number;
+  /** Image generation: the images made, at the size and quality asked. */
+  images?: number;
+  imageSize?: string;
+  imageQuality?: string;
   estimated: boolean;
   error?: unknown;
   /** An answer reached the caller (or began to): ttfb is known. */
@@ -160,9 +165,11 @@ export class RequestMeter {
     const searchUnits = tokenCount(ending.searchUnits);
     const audioSeconds = ending.audioSeconds ?? 0;
     const characters = tokenCount(ending.characters);
+    const images = tokenCount(ending.images);
     // Answered without a provider (a plugin's cache hit, say): units are recorded, nothing was spent.
     const spent = gw.target && !gw.servedFromCache
-      ? { prompt_tokens: prompt, completion_tokens: completion, prompt_tokens_details: { cached_tokens: cached }, search_units: searchUnits, audio_seconds: audioSeconds, characters }
+      ? { prompt_tokens: prompt, completion_tokens: completion, prompt_tokens_details: { cached_tokens: cached }, search_units: searchUnits, audio_seconds: audioSeconds, characters,
+        images, image_size: ending.imageSize, image_quality: ending.imageQuality }
       : { prompt_tokens: 0, completion_tokens: 0 };
 
     let errorCode: string | null = null;
@@ -198,6 +205,7 @@ export class RequestMeter {
       searchUnits,
       audioSeconds,
       characters,
+      images,
       estimated: ending.estimated,
       costUsd: costUsd(model?.pricing, spent),
       latencyMs,

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { costUsd } from '../../core/canonical/pricing.ts';
-import { tokenCount } from '../../core/canonical/units.ts';
+import { audioSeconds, tokenCount } from '../../core/canonical/units.ts';
 import type { MeteredWork } from '../../core/pipeline/metered.ts';
 import type { PluginQueryable, PluginServices } from '../../core/pipeline/services.ts';
 import { insertUsageRecords, safeText, type UsageRecord, type UsageStatus } from './record.ts';
@@ -64,7 +64,8 @@ export function meteredRecord(work: MeteredWork, services: Pick<PluginServices, 
     // Batches carry chat, completion and embeddings lines: no search units.
     searchUnits: 0,
     estimated: false,
-    costUsd: costUsd(model?.pricing, { prompt_tokens: prompt, completion_tokens: completion, prompt_tokens_details: { cached_tokens: cached } }),
+    videoSeconds: audioSeconds(work.videoSeconds),
+    costUsd: costUsd(model?.pricing, { prompt_tokens: prompt, completion_tokens: completion, prompt_tokens_details: { cached_tokens: cached }, video_seconds: audioSeconds(work.videoSeconds) }),
     latencyMs: Math.max(0, work.endedAt - work.startedAt),
     ttfbMs: null,
     status,

@@ -38,6 +38,10 @@ export interface UsageRecord {
   audioSeconds?: number;
   /** Speech: characters (code points) of the input spoken; absent (0) for the other modalities. */
   characters?: number;
+  /** Image generation: images made; absent (0) for the other modalities. */
+  images?: number;
+  /** Video generation: seconds of video made (the job's record); absent (0) for the other modalities. */
+  videoSeconds?: number;
   estimated: boolean;
   costUsd: number | null;
   latencyMs: number;
@@ -87,6 +91,8 @@ const COLUMNS: Array<[string, string, (r: UsageRecord) => unknown]> = [
   ['retrieval', 'jsonb', (r) => r.retrieval ?? null],
   ['audio_seconds', 'float8', (r) => r.audioSeconds ?? 0],
   ['characters', 'bigint', (r) => r.characters ?? 0],
+  ['images', 'bigint', (r) => r.images ?? 0],
+  ['video_seconds', 'float8', (r) => r.videoSeconds ?? 0],
 ];
 
 const INSERT = `INSERT INTO usage_records (${COLUMNS.map(([name]) => name).join(', ')})

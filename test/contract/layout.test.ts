@@ -65,8 +65,8 @@ describe('the core names no plugin', () => {
 describe('the public entry points', () => {
   test('aigw/plugin reaches only the contract\'s own files', () => {
     assert.deepEqual([...reachable(['core/public/plugin.ts'])].sort(), [
-      'core/canonical/audio.ts', 'core/canonical/chat.ts', 'core/canonical/completion.ts', 'core/canonical/embeddings.ts', 'core/canonical/rerank.ts',
-      'core/canonical/responses-native.ts', 'core/canonical/responses-request.ts', 'core/canonical/responses.ts',
+      'core/canonical/audio.ts', 'core/canonical/chat.ts', 'core/canonical/completion.ts', 'core/canonical/embeddings.ts', 'core/canonical/image.ts', 'core/canonical/rerank.ts',
+      'core/canonical/responses-native.ts', 'core/canonical/responses-request.ts', 'core/canonical/responses.ts', 'core/canonical/video.ts',
       'core/config/types.ts', 'core/errors.ts', 'core/identity/policy.ts', 'core/json-schema.ts', 'core/log.ts',
       'core/pipeline/caller.ts', 'core/pipeline/context.ts', 'core/pipeline/embed.ts', 'core/pipeline/metered.ts', 'core/pipeline/plugin.ts',
       'core/pipeline/retrieval.ts', 'core/pipeline/routes.ts',
@@ -76,9 +76,9 @@ describe('the public entry points', () => {
 
   test('aigw/provider reaches only the translator contract, the canonical types and the error helpers', () => {
     assert.deepEqual([...reachable(['core/public/provider.ts'])].sort(), [
-      'core/canonical/audio.ts', 'core/canonical/chat.ts', 'core/canonical/completion.ts', 'core/canonical/embeddings.ts', 'core/canonical/rerank.ts',
-      'core/canonical/responses-native.ts', 'core/canonical/responses-request.ts', 'core/canonical/responses.ts',
-      'core/dispatch/provider-batches.ts', 'core/dispatch/provider-files.ts', 'core/dispatch/provider-responses.ts', 'core/dispatch/provider.ts', 'core/dispatch/upstream-errors.ts', 'core/errors.ts', 'core/json-schema.ts',
+      'core/canonical/audio.ts', 'core/canonical/chat.ts', 'core/canonical/completion.ts', 'core/canonical/embeddings.ts', 'core/canonical/image.ts', 'core/canonical/rerank.ts',
+      'core/canonical/responses-native.ts', 'core/canonical/responses-request.ts', 'core/canonical/responses.ts', 'core/canonical/video.ts',
+      'core/dispatch/multipart.ts', 'core/dispatch/provider-batches.ts', 'core/dispatch/provider-files.ts', 'core/dispatch/provider-responses.ts', 'core/dispatch/provider.ts', 'core/dispatch/upstream-errors.ts', 'core/errors.ts', 'core/json-schema.ts',
       'core/public/provider.ts', 'core/streaming/events.ts',
     ]);
   });

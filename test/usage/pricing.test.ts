@@ -100,7 +100,7 @@ describe('what each modality counts', () => {
     assert.equal(meteredModality(undefined, '/v1/audio/speech'), 'speech');
   });
 
-  const noAudio = { audioSeconds: 0, characters: 0 };
+  const noAudio = { audioSeconds: 0, characters: 0, images: 0, videoSeconds: 0 };
 
   test('an answer\'s units: reported usage as is, embeddings without usage estimated, a rerank\'s search units', async () => {
     const embeddings = { modality: 'embeddings' as const, model: 'm', stream: false as const, body: { model: 'm', input: ['alpha beta'] } };
@@ -125,7 +125,7 @@ describe('speech: characters', () => {
   test('a speech answer is metered by its characters, priced per million at `characters`', async () => {
     const request = { modality: 'speech' as const, model: 'm', stream: false as const, body: { model: 'm', input: 'hello', voice: 'alloy', response_format: 'mp3' as const } };
     const answer = { object: 'speech' as const, contentType: 'audio/mpeg', audio: (async function* () {})(), usage: { characters: 5 } };
-    assert.deepEqual(await meteredResult(request, answer, false), { usage: null, searchUnits: 0, audioSeconds: 0, characters: 5, estimated: false });
+    assert.deepEqual(await meteredResult(request, answer, false), { usage: null, searchUnits: 0, audioSeconds: 0, characters: 5, images: 0, videoSeconds: 0, estimated: false });
     assert.equal(await estimateInputTokens(request), 0);
     assert.equal(costUsd({ characters: 15 }, { prompt_tokens: 0, completion_tokens: 0, characters: 1000 }), 0.015);
     assert.equal(isPriced({ characters: 0 }), true);
