@@ -157,6 +157,11 @@ export interface SpeechTranslator {
   toUpstream(request: SpeechRequest, target: ProviderTarget): UpstreamRequest;
   /** The content type of the audio when the provider's answer names none (or only a generic one). */
   contentType?(request: SpeechRequest, target: ProviderTarget): string;
+  /**
+   * Asynchronous providers (a prediction, a queue): given a 2xx JSON answer, the next request, or null when there
+   * is none. The last follow-up fetches the audio and says `stream: true`: its body is what the caller gets.
+   */
+  followUp?(body: unknown, target: ProviderTarget, step: number, request: SpeechRequest): FollowUp | null;
 }
 
 /**
@@ -363,7 +368,7 @@ export function providerProblems(value: unknown): string[] {
   if (d.capabilities?.speech) {
     const s = d.speech;
     if (!s || typeof s.toUpstream !== 'function') problems.push(`provider ${d.slug}: declares speech but has no speech translator (toUpstream)`);
-    else if (s.contentType !== undefined && typeof s.contentType !== 'function') problems.push(`provider ${d.slug}: speech.contentType must be a function`);
+    else if ((s.contentType !== undefined && typeof s.contentType !== 'function') || (s.followUp !== undefined && typeof s.followUp !== 'function')) problems.push(`provider ${d.slug}: speech.contentType and speech.followUp must be functions`);
   }
   if (d.capabilities?.image) {
     const i = d.image;

@@ -59,7 +59,8 @@ export async function callSpeech(ctx: GatewayContext, deps: CallDeps, provider: 
   const gw = ctx.state.gw;
   const request = gw.canonical as CanonicalSpeechRequest;
   const translator = speechTranslatorFor(provider);
-  const answer = await exchange(deps, provider, target, translator.toUpstream(request.body, target), { stream: true }, gw.signal);
+  const followUp = translator.followUp && ((answer: unknown, t: ProviderTarget, _stream: boolean, step: number) => translator.followUp!(answer, t, step, request.body));
+  const answer = await exchange(deps, provider, target, translator.toUpstream(request.body, target), { stream: true, ...(followUp ? { followUp } : {}) }, gw.signal);
   if (!('stream' in answer)) throw new Error('a speech exchange returned no stream');
   const response = answer.stream;
   const chunks = response.body[Symbol.asyncIterator]();
