@@ -5,7 +5,8 @@
  * fake itself (GET /files/<name>.png, counted in `downloads`); `b64_json` or Together's `base64`, or no
  * response_format at all (GPT image models, nscale), gets the PNG's bytes as base64. Under `/xai/` base64 comes as
  * a data URL, as xAI's docs show it. dall-e-3 and xAI models get a revised prompt; GPT image models get token
- * usage and output_format. The prompt `reject me` gets a 400 in OpenAI's error shape. Every request is recorded.
+ * usage and output_format. The prompt `reject me` gets a 400 in OpenAI's error shape; a prompt starting `urls:` gets
+ * URLs whatever was asked (a host that ignores response_format). Every request is recorded.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -62,7 +63,7 @@ export async function startFakeImages(): Promise<FakeImages> {
       const revised = /dall-e-3|grok/.test(model) || path.startsWith('/xai/');
       const data = Array.from({ length: Number(body.n ?? 1) }, (_, i) => {
         const image: Record<string, unknown> = {};
-        if (body.response_format === 'url') image.url = `http://${req.headers.host}/files/${++served}.png`;
+        if (body.response_format === 'url' || String(body.prompt).startsWith('urls:')) image.url = `http://${req.headers.host}/files/${++served}.png`;
         else image.b64_json = path.startsWith('/xai/') ? `data:image/png;base64,${PNG_B64}` : PNG_B64;
         if (revised) image.revised_prompt = `${String(body.prompt)}, revised ${i + 1}`;
         return image;
