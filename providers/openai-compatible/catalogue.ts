@@ -9,6 +9,7 @@ import type { ChatCapability, ProviderTarget } from '../../core/dispatch/provide
 import { mistralEmbeddingsBody, nimEmbeddingsBody, type CompatibleEmbeddings } from './embeddings.ts';
 import type { ParameterPolicy } from './policy.ts';
 import type { CompatibleRerank } from './rerank.ts';
+import { fireworksImages, hyperbolicImages, nebiusImages, siliconflowImages, volcengineImages, zhipuImages, type CompatibleImage } from './image-apis/index.ts';
 import { fireworksAudioBaseUrl, mistralAudioAnswer, mistralAudioForm, togetherAudioForm, type CompatibleAudio } from './transcription.ts';
 import {
   choiceUsage, dashscopeWebSearch, githubHeaders, groqBody, groqUsage, mistralBody, openrouterHeaders, openrouterWebSearch, zhipuBody,
@@ -35,6 +36,8 @@ export interface CompatibleEntry {
   rerank?: CompatibleRerank;
   /** POST /audio/transcriptions (and /audio/translations when it says so), as the provider documents it (absent: none). */
   audio?: CompatibleAudio;
+  /** Image generation through the host's own image API (absent: none). */
+  image?: CompatibleImage;
   policy?: ParameterPolicy;
   /** False for providers that reject `stream_options`; their usage comes in the last chunk unasked. */
   streamOptions?: boolean;
@@ -102,6 +105,8 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
   {
     slug: 'fireworks-ai', completion: LEGACY, displayName: 'Fireworks AI', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', embeddings: { base64: false, dimensions: /nomic-embed-text-v1\.5|qwen3-embedding/i }, chat: all, policy: { drop: OPENAI_ONLY },
     audio: { baseUrl: { option: 'audioBaseUrl', default: fireworksAudioBaseUrl } },
+    // FLUX's text_to_image workflow under the same base URL; size as its aspect ratios, one image per call.
+    image: fireworksImages,
     options: {
       audioBaseUrl: {
         type: 'string',
@@ -137,12 +142,14 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     // OpenAI's form at /v1/openai/audio/transcriptions; every OpenAI response_format, verbose_json included.
     audio: {},
   },
-  { slug: 'nebius', completion: LEGACY, displayName: 'Nebius AI Studio', defaultBaseUrl: 'https://api.studio.nebius.ai/v1', embeddings: EMBED_FLOATS, chat: all, policy: { drop: OPENAI_ONLY } },
+  { slug: 'nebius', completion: LEGACY, displayName: 'Nebius AI Studio', defaultBaseUrl: 'https://api.studio.nebius.ai/v1', embeddings: EMBED_FLOATS, chat: all, policy: { drop: OPENAI_ONLY }, image: nebiusImages },
   { slug: 'novita-ai', completion: LEGACY, displayName: 'Novita AI', defaultBaseUrl: 'https://api.novita.ai/v3/openai', chat: all, policy: { drop: OPENAI_ONLY } },
-  { slug: 'hyperbolic', completion: LEGACY, displayName: 'Hyperbolic', defaultBaseUrl: 'https://api.hyperbolic.xyz/v1', chat: single, policy: { drop: OPENAI_ONLY } },
+  { slug: 'hyperbolic', completion: LEGACY, displayName: 'Hyperbolic', defaultBaseUrl: 'https://api.hyperbolic.xyz/v1', chat: single, policy: { drop: OPENAI_ONLY }, image: hyperbolicImages },
   {
     slug: 'volcengine', displayName: 'Volcengine Ark', defaultBaseUrl: 'https://ark.cn-beijing.volces.com/api/v3', embeddings: EMBED, chat: single,
     policy: { drop: OPENAI_ONLY, reasoning: { style: 'thinking' } }, notes: 'The model is a model id or an endpoint id (ep-...).',
+    image: volcengineImages,
+    options: { imageWatermark: { type: 'boolean', default: false, description: 'Images: ask Ark to watermark them (its own default is to; the gateway asks it not to unless this is true).' } },
   },
   { slug: 'nscale', displayName: 'nscale', defaultBaseUrl: 'https://inference.api.nscale.com/v1', chat: single, policy: { drop: OPENAI_ONLY } },
   { slug: 'featherless-ai', completion: LEGACY, displayName: 'Featherless AI', defaultBaseUrl: 'https://api.featherless.ai/v1', chat: textOnly, policy: { drop: OPENAI_ONLY } },
@@ -153,7 +160,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
   {
     slug: 'zhipu', displayName: 'Zhipu AI (GLM)', defaultBaseUrl: 'https://open.bigmodel.cn/api/paas/v4',
     embeddings: { base64: false, dimensions: /^embedding-3/ }, chat: { ...single, builtInTools: ['web_search'] }, policy: { drop: OPENAI_ONLY, refuse: ['logit_bias'], reasoning: { style: 'thinking' } },
-    body: zhipuBody, notes: 'tool_choice is auto only; finish reason `sensitive` is content_filter.',
+    body: zhipuBody, notes: 'tool_choice is auto only; finish reason `sensitive` is content_filter.', image: zhipuImages,
   },
   {
     slug: 'dashscope', displayName: 'Alibaba Cloud Model Studio (DashScope)', defaultBaseUrl: 'https://dashscope-intl.aliyuncs.com/compatible-mode/v1',
@@ -165,6 +172,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     rerank: { shape: 'cohere', path: '/rerank', returnDocuments: false },
     // SenseVoice and TeleSpeechASR: the form documents file and model only, the answer {text} only.
     audio: { format: 'none', refuse: ['language', 'prompt', 'temperature'] },
+    image: siliconflowImages,
   },
   { slug: 'upstage', displayName: 'Upstage', defaultBaseUrl: 'https://api.upstage.ai/v1', embeddings: EMBED_FLOATS, chat: textOnly, policy: { drop: OPENAI_ONLY } },
   {
