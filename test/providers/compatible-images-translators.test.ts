@@ -60,7 +60,9 @@ describe('image translators of the OpenAI-compatible hosts', () => {
     const answer = provider.image!.fromUpstream({ images: [{ index: 0, image: 'iVBORw0K' }] }, target('hyperbolic', 'x'), ask());
     assert.deepEqual(answer.images, [{ b64_json: 'iVBORw0K', mimeType: 'image/png' }]);
     assert.throws(() => provider.image!.fromUpstream({ images: [] }, target('hyperbolic', 'x'), ask()), /images\[\]/);
-    refused('hyperbolic', 'SDXL1.0-base', ask({ quality: 'standard' }), 'quality');
+    refused('hyperbolic', 'SDXL1.0-base', ask({ quality: 'hd' }), 'quality');
+    // The default quality asks for nothing a host lacks.
+    assert.deepEqual(translate('hyperbolic', 'SDXL1.0-base', ask({ quality: 'standard' })).body, { model_name: 'SDXL1.0-base', prompt: 'a lighthouse at dusk' });
   });
 
   test('volcengine: OpenAI\'s path and format, the caller\'s response_format, no watermark unless the option asks', () => {
@@ -79,6 +81,7 @@ describe('image translators of the OpenAI-compatible hosts', () => {
     assert.equal(upstream.path, '/images/generations');
     assert.deepEqual(body, { model: 'cogview-4-250304', prompt: 'a lighthouse at dusk', size: '768x1344', quality: 'hd', user_id: 'user-123' });
     assert.equal(translate('zhipu', 'cogview-3-flash', ask({ user: 'u1' })).body.user_id, undefined);
+    assert.equal(translate('zhipu', 'cogview-3-flash', ask({ quality: 'auto' })).body.quality, undefined);
     const answer = provider.image!.fromUpstream({ created: 1, data: [{ url: 'https://bigmodel.example/a.png' }], content_filter: [{ role: 'assistant', level: 3 }] }, target('zhipu', 'c'), ask());
     assert.deepEqual(answer.images, [{ url: 'https://bigmodel.example/a.png' }]);
     refused('zhipu', 'cogview-4', ask({ quality: 'high' }), 'quality');

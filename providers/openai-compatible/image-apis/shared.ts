@@ -20,15 +20,20 @@ export function imageRefused(target: ProviderTarget, what: string, parameters: s
   return new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${target.slug} does not support ${what}`, { provider: target.slug, parameters });
 }
 
+/** Qualities that ask for a model's default: no field to send, nothing to refuse. */
+const DEFAULT_QUALITIES = new Set(['auto', 'standard']);
+
 /**
- * Refuses quality and style where the host has no such field, or a quality outside the ones it documents. `user`
- * is not refused anywhere: it names the caller for abuse monitoring and changes no image.
+ * Refuses quality and style where the host has no such field, or a quality outside the ones it documents; returns
+ * the quality to send (undefined for none). `user` is not refused anywhere: it names the caller for abuse
+ * monitoring and changes no image.
  */
-export function refuseUnmapped(request: ImageRequest, target: ProviderTarget, qualities: readonly string[] = []): void {
-  if (request.quality !== undefined && !qualities.includes(request.quality)) {
-    throw imageRefused(target, qualities.length > 0 ? `the image quality ${request.quality} (only ${qualities.join(', ')})` : 'the image parameter quality', ['quality']);
-  }
+export function refuseUnmapped(request: ImageRequest, target: ProviderTarget, qualities: readonly string[] = []): string | undefined {
   if (request.style !== undefined) throw imageRefused(target, 'the image parameter style', ['style']);
+  const { quality } = request;
+  if (quality === undefined || qualities.includes(quality)) return quality;
+  if (DEFAULT_QUALITIES.has(quality)) return undefined;
+  throw imageRefused(target, qualities.length > 0 ? `the image quality ${quality} (only ${qualities.join(', ')})` : `the image quality ${quality}`, ['quality']);
 }
 
 /** The canonical WIDTHxHEIGHT as numbers; a size of another shape cannot be sent as width and height. */

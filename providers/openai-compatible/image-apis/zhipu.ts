@@ -10,12 +10,12 @@ export const zhipuImages: CompatibleImage = {
   maxImages: 1,
   translator: (headers) => ({
     toUpstream(request, target) {
-      refuseUnmapped(request, target, QUALITIES);
+      const quality = refuseUnmapped(request, target, QUALITIES);
       // user_id must be 6 to 128 characters; an id outside that would fail the image it does not change.
       const user = request.user !== undefined && request.user.length >= 6 && request.user.length <= 128 ? { user_id: request.user } : {};
       const body = {
         model: target.upstreamModel, prompt: request.prompt,
-        ...(request.size ? { size: request.size } : {}), ...(request.quality ? { quality: request.quality } : {}), ...user,
+        ...(request.size ? { size: request.size } : {}), ...(quality ? { quality } : {}), ...user,
       };
       return jsonPost(headers, target, '/images/generations', body);
     },
