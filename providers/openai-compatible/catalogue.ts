@@ -9,6 +9,7 @@ import type { ChatCapability, ProviderTarget } from '../../core/dispatch/provide
 import { mistralEmbeddingsBody, nimEmbeddingsBody, type CompatibleEmbeddings } from './embeddings.ts';
 import type { ParameterPolicy } from './policy.ts';
 import type { CompatibleRerank } from './rerank.ts';
+import { GROQ_SPEECH, SILICONFLOW_SPEECH, TOGETHER_SPEECH, type CompatibleSpeech } from './speech.ts';
 import { fireworksAudioBaseUrl, mistralAudioAnswer, mistralAudioForm, togetherAudioForm, type CompatibleAudio } from './transcription.ts';
 import {
   choiceUsage, dashscopeWebSearch, githubHeaders, groqBody, groqUsage, mistralBody, openrouterHeaders, openrouterWebSearch, zhipuBody,
@@ -35,6 +36,8 @@ export interface CompatibleEntry {
   rerank?: CompatibleRerank;
   /** POST /audio/transcriptions (and /audio/translations when it says so), as the provider documents it (absent: none). */
   audio?: CompatibleAudio;
+  /** POST /audio/speech, as the provider documents it (absent: none). */
+  speech?: CompatibleSpeech;
   policy?: ParameterPolicy;
   /** False for providers that reject `stream_options`; their usage comes in the last chunk unasked. */
   streamOptions?: boolean;
@@ -91,6 +94,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     body: groqBody, chunk: groqUsage,
     // Whisper at /openai/v1/audio/*: json, text and verbose_json (no srt or vtt, which the gateway renders itself).
     audio: WHISPER,
+    speech: GROQ_SPEECH,
   },
   {
     slug: 'together-ai', completion: LEGACY, displayName: 'Together AI', defaultBaseUrl: 'https://api.together.xyz/v1', embeddings: EMBED_FLOATS, chat: all,
@@ -98,6 +102,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     rerank: { shape: 'cohere', path: '/rerank', returnDocuments: false },
     // response_format json or verbose_json; its `language` defaults to en, so none is sent as auto (detect).
     audio: { translation: true, form: togetherAudioForm },
+    speech: TOGETHER_SPEECH,
   },
   {
     slug: 'fireworks-ai', completion: LEGACY, displayName: 'Fireworks AI', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', embeddings: { base64: false, dimensions: /nomic-embed-text-v1\.5|qwen3-embedding/i }, chat: all, policy: { drop: OPENAI_ONLY },
@@ -165,6 +170,10 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     rerank: { shape: 'cohere', path: '/rerank', returnDocuments: false },
     // SenseVoice and TeleSpeechASR: the form documents file and model only, the answer {text} only.
     audio: { format: 'none', refuse: ['language', 'prompt', 'temperature'] },
+    speech: SILICONFLOW_SPEECH,
+    options: {
+      speechGain: { type: 'number', minimum: -10, maximum: 10, description: 'Sent as gain on text to speech: the volume in dB, -10 to 10. Unset: SiliconFlow\'s default (0).' },
+    },
   },
   { slug: 'upstage', displayName: 'Upstage', defaultBaseUrl: 'https://api.upstage.ai/v1', embeddings: EMBED_FLOATS, chat: textOnly, policy: { drop: OPENAI_ONLY } },
   {
