@@ -40,10 +40,11 @@ const asNamed = (...formats: Array<keyof CompatibleSpeech['formats']>): Compatib
   Object.fromEntries(formats.map((format) => [format, { response_format: format }]));
 
 /**
- * Groq (POST /openai/v1/audio/speech): response_format flac, mp3, mulaw, ogg or wav (no opus, aac or raw pcm);
- * speed 0.5 to 5.
+ * Groq (POST /openai/v1/audio/speech): its API reference lists flac, mp3, mulaw, ogg and wav, but its speech
+ * models (PlayAI, Orpheus) answer anything but wav with 400 "response_format must be one of [wav]": wav only,
+ * so a caller's mp3 (OpenAI's default) may go to the model's next target. Speed 0.5 to 5.
  */
-export const GROQ_SPEECH: CompatibleSpeech = { formats: asNamed('mp3', 'flac', 'wav'), speed: { min: 0.5, max: 5 } };
+export const GROQ_SPEECH: CompatibleSpeech = { formats: asNamed('wav'), speed: { min: 0.5, max: 5 } };
 
 /**
  * Together (POST /v1/audio/speech): response_format mp3, wav or raw; raw is PCM in `response_encoding` at
