@@ -8,6 +8,7 @@ import { openaiFiles } from './files.ts';
 import { openaiResponses } from './responses.ts';
 import { openaiSpeech } from './speech.ts';
 import { openaiTranscription } from './transcription.ts';
+import { openaiVideo } from './video.ts';
 
 export default defineProvider({
   slug: 'openai',
@@ -34,6 +35,7 @@ export default defineProvider({
     transcription: {},
     translation: {},
     speech: {},
+    video: {},
     files: {},
     batch: { submit: true },
   },
@@ -43,6 +45,7 @@ export default defineProvider({
   embeddings: openaiEmbeddings,
   transcription: openaiTranscription,
   speech: openaiSpeech,
+  video: openaiVideo,
   files: openaiFiles,
   batches: openaiBatches,
   passthroughHeaders: openaiHeaders,
