@@ -6,11 +6,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { VideoJob, VideoStatus } from '../canonical/video.ts';
-import type { RecordedCaller } from '../pipeline/recorded-caller.ts';
 import type { Queryable } from './database.ts';
 import { isGatewayId } from './ids.ts';
 
-export interface VideoJobRecord extends RecordedCaller {
+/** Who started the job, as core/pipeline/recorded-caller.ts records a caller. */
+export interface VideoJobCaller {
+  tenantId: string;
+  callerKind: 'api_key' | 'jwt';
+  apiKeyId: string | null;
+  userId: string | null;
+  organizationId: string | null;
+  departmentId: string | null;
+}
+
+export interface VideoJobRecord extends VideoJobCaller {
   id: string;
   requestedModel: string;
   model: string;
