@@ -29,6 +29,8 @@ export const videoPollJob: JobSpec = { kind: VIDEO_POLL, key: VIDEO_POLL, payloa
 
 /** Jobs one run handles; a full run is followed by another at once. */
 const SWEEP_SIZE = 50;
+/** Jobs one run polls at once. */
+const POLL_CONCURRENCY = 8;
 /** A failing provider is asked again after pollIntervalMs doubled per failure in a row, at most this many times it. */
 const MAX_BACKOFF_FACTOR = 16;
 
@@ -132,10 +134,16 @@ export function videoPollHandler(deps: VideoJobDeps): JobHandler {
       const due = await dueVideoJobs(deps.db, ctx.now(), SWEEP_SIZE);
       // Only running jobs count: ended ones whose metering keeps failing must not make the sweep spin.
       full = due.filter((job) => job.status === 'queued' || job.status === 'in_progress').length >= SWEEP_SIZE;
-      for (const job of due) {
-        if (ctx.signal.aborted) break;
-        await handle(deps, targets, job, ctx);
-      }
+      // A few at once: one slow provider must not hold back every other job's poll.
+      const queue = [...due];
+      const worker = async () => {
+        for (let job = queue.shift(); job && !ctx.signal.aborted; job = queue.shift()) {
+          await handle(deps, targets, job, ctx).catch((err: unknown) => {
+            if (!ctx.signal.aborted) deps.logger.warn({ err, videoJob: job!.id }, 'video.poll: a job could not be handled; the next sweep tries again');
+          });
+        }
+      };
+      await Promise.all(Array.from({ length: POLL_CONCURRENCY }, worker));
     } catch (err) {
       // The database, most likely: a recurring job must not fail for good, so the next run tries again.
       if (!ctx.signal.aborted) deps.logger.warn({ err }, 'video.poll: the sweep failed; the next one tries again');

@@ -56,8 +56,8 @@ describe('video generation jobs', () => {
   };
   const job = async (id: string) => (await get(`/v1/video/generations/${id}`)).body;
   const upstreamIdOf = async (id: string) => (await findVideoJob(gw.gateway.services.db, null, id))!.providerTaskId;
-  const usageRows = (requestId: string) => gw.gateway.services.db.query<{ video_seconds: number; cost_usd: string; modality: string; status: string; endpoint: string; provider: string; model: string; requests: number }>(
-    'SELECT video_seconds, cost_usd, modality, status, endpoint, provider, model, requests FROM usage_records WHERE request_id = $1', [requestId]);
+  const usageRows = (requestId: string) => gw.gateway.services.db.query<{ video_seconds: number; cost_usd: string; modality: string; status: string; error_code: string | null; endpoint: string; provider: string; model: string; requests: number }>(
+    'SELECT video_seconds, cost_usd, modality, status, error_code, endpoint, provider, model, requests FROM usage_records WHERE request_id = $1', [requestId]);
   const spent = async () => {
     const page = (await get('/v1/budget')).body as { data: Array<{ id: string; spent_usd: number }> };
     return page.data.find((b) => b.id === budgetId)?.spent_usd;
@@ -165,7 +165,7 @@ describe('video generation jobs', () => {
     assert.equal(content.status, 404);
     await eventually(async () => {
       const rows = await usageRows(id);
-      assert.deepEqual(rows.map((r) => [Number(r.video_seconds), Number(r.cost_usd), r.status]), [[0, 0, 'failed']]);
+      assert.deepEqual(rows.map((r) => [Number(r.video_seconds), Number(r.cost_usd), r.status, r.error_code]), [[0, 0, 'failed', 'VIDEO_FAILED']]);
     });
   });
 
