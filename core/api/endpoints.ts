@@ -13,11 +13,13 @@ import { embeddingsEndpoint } from '../ingress/embeddings.ts';
 import type { EndpointDefinition } from '../ingress/endpoint.ts';
 import { messagesEndpoint } from '../ingress/messages.ts';
 import { rerankEndpoint } from '../ingress/rerank.ts';
+import { imagesEndpoint } from '../ingress/images.ts';
+import { imageProgressEndpoint } from './image-progress.ts';
 import { speechEndpoint } from '../ingress/speech.ts';
 import { responsesCreateEndpoint } from '../ingress/responses.ts';
 import { videoGenerationsEndpoint } from '../ingress/video.ts';
 
-export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, transcriptionsEndpoint, translationsEndpoint, speechEndpoint, videoGenerationsEndpoint, responsesCreateEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...responsesReadEndpoints, ...vectorStoresEndpoints, ...videoEndpoints, ...proxyEndpoints];
+export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, transcriptionsEndpoint, translationsEndpoint, speechEndpoint, imagesEndpoint, imageProgressEndpoint, videoGenerationsEndpoint, responsesCreateEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...responsesReadEndpoints, ...vectorStoresEndpoints, ...videoEndpoints, ...proxyEndpoints];
 
 /** The route names pipelines.yaml may list (the passthrough's several methods share `/proxy`). */
 export const endpointPaths = (): string[] => [...new Set(endpoints.map((e) => e.path))];

@@ -48,7 +48,7 @@ function compatibleCompletion(entry: CompatibleEntry, legacy: { path?: string })
 function describe(entry: CompatibleEntry): string {
   const where = entry.defaultBaseUrl ? `Default base URL ${entry.defaultBaseUrl}.` : `No default base URL: set baseUrl to ${entry.baseUrlTemplate}.`;
   const modalities = ['chat', ...(entry.completion ? ['completion'] : []), ...(entry.embeddings ? ['embeddings'] : []), ...(entry.rerank ? ['rerank'] : []),
-    ...(entry.audio ? ['transcription'] : []), ...(entry.audio?.translation ? ['translation'] : [])].join(', ');
+    ...(entry.audio ? ['transcription'] : []), ...(entry.audio?.translation ? ['translation'] : []), ...(entry.image ? ['image'] : [])].join(', ');
   return `${entry.displayName} (OpenAI-compatible: ${modalities}). ${where}${entry.notes ? ` ${entry.notes}` : ''}`;
 }
 
@@ -66,12 +66,14 @@ export function compatibleProvider(entry: CompatibleEntry): ProviderDefinition {
       ...(entry.rerank ? { rerank: {} } : {}),
       ...(entry.audio ? { transcription: {} } : {}),
       ...(entry.audio?.translation ? { translation: {} } : {}),
+      ...(entry.image ? { image: entry.image.maxImages ? { maxImages: entry.image.maxImages } : {} } : {}),
     },
     chat: compatibleChat(entry),
     ...(entry.completion ? { completion: compatibleCompletion(entry, entry.completion) } : {}),
     ...(entry.embeddings ? { embeddings: compatibleEmbeddings(entry.embeddings, compatibleHeaders(entry)) } : {}),
     ...(entry.rerank ? { rerank: compatibleRerank(entry.rerank) } : {}),
     ...(entry.audio ? { transcription: compatibleTranscription(entry.audio, compatibleHeaders(entry)) } : {}),
+    ...(entry.image ? { image: entry.image.translator(compatibleHeaders(entry)) } : {}),
     mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
   });
 }
