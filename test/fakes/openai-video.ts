@@ -4,7 +4,8 @@
  * the test moves it one step along its walk (queued -> in_progress 33 -> in_progress 66 -> completed) with advance();
  * GET {base}/videos/{id}/content sends the MP4 in chunks once it is completed, and only with the API key. A
  * prompt containing "explode" walks to failed (error {code, message}); `failPolls` answers that many status
- * requests with a 500 first. Every request is recorded: method, path, headers, JSON body.
+ * requests with a 500 first; `breakContent` cuts a download after its first chunk. Every request is recorded:
+ * method, path, headers, JSON body.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -39,6 +40,8 @@ export interface FakeOpenAiVideo {
   advance(id: string): string;
   /** Status requests still to answer with a 500. */
   failPolls: number;
+  /** While true, a content download is cut after its first chunk. */
+  breakContent: boolean;
   /** The status requests made for one video. */
   polls(id: string): VideoCall[];
   close(): Promise<void>;
@@ -72,7 +75,7 @@ function videoObject(video: FakeVideo) {
 export async function startFakeOpenAiVideo(): Promise<FakeOpenAiVideo> {
   let next = 0;
   const fake = {
-    calls: [] as VideoCall[], videos: new Map<string, FakeVideo>(), failPolls: 0,
+    calls: [] as VideoCall[], videos: new Map<string, FakeVideo>(), failPolls: 0, breakContent: false,
     chunks: [Buffer.from('\x00\x00\x00\x18ftypmp42'), Buffer.from('-frames-one-'), Buffer.from('-frames-two-')],
     advance(id: string) {
       const video = fake.videos.get(id)!;
@@ -108,6 +111,7 @@ export async function startFakeOpenAiVideo(): Promise<FakeOpenAiVideo> {
       res.writeHead(200, { 'content-type': 'video/mp4', 'transfer-encoding': 'chunked' });
       for (const chunk of fake.chunks) {
         res.write(chunk);
+        if (fake.breakContent) return void setTimeout(() => res.destroy(), 20);
         await delay(5);
       }
       return res.end();
