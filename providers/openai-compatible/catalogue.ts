@@ -11,6 +11,7 @@ import { openAiShapedImage, togetherImageBody, xaiImageBody } from './images.ts'
 import type { ParameterPolicy } from './policy.ts';
 import type { CompatibleRerank } from './rerank.ts';
 import { fireworksImages, hyperbolicImages, nebiusImages, siliconflowImages, volcengineImages, zhipuImages, type CompatibleImage } from './image-apis/index.ts';
+import { GROQ_SPEECH, SILICONFLOW_SPEECH, TOGETHER_SPEECH, type CompatibleSpeech } from './speech.ts';
 import { fireworksAudioBaseUrl, mistralAudioAnswer, mistralAudioForm, togetherAudioForm, type CompatibleAudio } from './transcription.ts';
 import {
   choiceUsage, dashscopeWebSearch, githubHeaders, groqBody, groqUsage, mistralBody, openrouterHeaders, openrouterWebSearch, zhipuBody,
@@ -42,6 +43,8 @@ export interface CompatibleEntry {
    * (openAiShapedImage, images.ts), or the host's own image API (image-apis/).
    */
   image?: CompatibleImage;
+  /** POST /audio/speech, as the provider documents it (absent: none). */
+  speech?: CompatibleSpeech;
   policy?: ParameterPolicy;
   /** False for providers that reject `stream_options`; their usage comes in the last chunk unasked. */
   streamOptions?: boolean;
@@ -98,6 +101,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     body: groqBody, chunk: groqUsage,
     // Whisper at /openai/v1/audio/*: json, text and verbose_json (no srt or vtt, which the gateway renders itself).
     audio: WHISPER,
+    speech: GROQ_SPEECH,
   },
   {
     slug: 'together-ai', completion: LEGACY, displayName: 'Together AI', defaultBaseUrl: 'https://api.together.xyz/v1', embeddings: EMBED_FLOATS, chat: all,
@@ -107,6 +111,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     audio: { translation: true, form: togetherAudioForm },
     // n is 1 to 4; width and height instead of size; no quality or style (steps, seed are Together's own).
     image: openAiShapedImage({ maxImages: 4, refuse: ['quality', 'style'], user: false, body: togetherImageBody }),
+    speech: TOGETHER_SPEECH,
   },
   {
     slug: 'fireworks-ai', completion: LEGACY, displayName: 'Fireworks AI', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', embeddings: { base64: false, dimensions: /nomic-embed-text-v1\.5|qwen3-embedding/i }, chat: all, policy: { drop: OPENAI_ONLY },
@@ -189,6 +194,10 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     // SenseVoice and TeleSpeechASR: the form documents file and model only, the answer {text} only.
     audio: { format: 'none', refuse: ['language', 'prompt', 'temperature'] },
     image: siliconflowImages,
+    speech: SILICONFLOW_SPEECH,
+    options: {
+      speechGain: { type: 'number', minimum: -10, maximum: 10, description: 'Sent as gain on text to speech: the volume in dB, -10 to 10. Unset: SiliconFlow\'s default (0).' },
+    },
   },
   { slug: 'upstage', displayName: 'Upstage', defaultBaseUrl: 'https://api.upstage.ai/v1', embeddings: EMBED_FLOATS, chat: textOnly, policy: { drop: OPENAI_ONLY } },
   {
