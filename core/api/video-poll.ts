@@ -10,6 +10,7 @@
  * growing delay; any other provider error (the task is gone) fails the job. So does a provider no longer
  * configured, and a job still running video.maxJobMinutes after it started (UPSTREAM_TIMEOUT).
  */
+import type { VideoTaskState } from '../canonical/video.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import { exchangeJson, type CallDeps } from '../dispatch/exchange.ts';
 import { passthroughTargets, type PassthroughEntry } from '../dispatch/passthrough.ts';
@@ -70,31 +71,33 @@ async function poll(deps: VideoJobDeps, entry: PassthroughEntry, job: VideoJobRe
   if (!entry.provider.capabilities.video || !translator) return failure('UPSTREAM_ERROR', `the provider ${job.provider} no longer serves video generation`, now);
   const target = { ...entry.target, upstreamModel: job.upstreamModel };
   const interval = deps.config.video.pollIntervalMs;
+  let state: VideoTaskState;
   try {
     const answer = await exchangeJson(deps.call, entry.provider, target, translator.poll(job.providerTaskId, target), ctx.signal);
-    const state = translator.state(answer, target, job.providerTaskId);
-    if (state.status === 'failed') return failure('UPSTREAM_ERROR', `${job.provider} failed the video: ${state.error ?? 'no reason given'}`, ctx.now());
-    if (state.status === 'completed') {
-      if (!state.result?.url) return failure('UPSTREAM_ERROR', `${job.provider} completed the video without saying where it is`, ctx.now());
-      const made = typeof state.seconds === 'number' && Number.isFinite(state.seconds) && state.seconds >= 0 ? { secondsMade: state.seconds } : {};
-      return {
-        status: 'completed', resultUrl: state.result.url, needsCredential: state.result.needsCredential === true, completedAt: ctx.now(),
-        ...(state.result.contentType ? { resultContentType: state.result.contentType } : {}), ...made,
-      };
-    }
-    const progress = typeof state.progress === 'number' && Number.isFinite(state.progress) ? Math.min(Math.max(state.progress, 0), 100) : job.progress;
-    // Only forwards: a provider that says queued after it said in_progress changes nothing.
-    const status = job.status === 'in_progress' ? 'in_progress' : state.status;
-    await saveProgress(deps.db, job.id, { status, progress: Math.max(progress, job.progress), nextPollAt: ctx.now() + interval });
-    return null;
+    state = translator.state(answer, target, job.providerTaskId);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
+    // The provider's own refusal (the task is gone): asking again would get the same answer.
     if (err instanceof GatewayError && !shouldFallBack(err)) return failure(err.code, err.message, ctx.now());
     const factor = Math.min(2 ** (job.pollAttempts + 1), MAX_BACKOFF_FACTOR);
     deps.logger.warn({ videoJob: job.id, provider: job.provider, err }, 'video poll failed; asking again later');
     await savePollFailure(deps.db, job.id, ctx.now() + interval * factor);
     return null;
   }
+  if (state.status === 'failed') return failure('UPSTREAM_ERROR', `${job.provider} failed the video: ${state.error ?? 'no reason given'}`, ctx.now());
+  if (state.status === 'completed') {
+    if (!state.result?.url) return failure('UPSTREAM_ERROR', `${job.provider} completed the video without saying where it is`, ctx.now());
+    const made = typeof state.seconds === 'number' && Number.isFinite(state.seconds) && state.seconds >= 0 ? { secondsMade: state.seconds } : {};
+    return {
+      status: 'completed', resultUrl: state.result.url, needsCredential: state.result.needsCredential === true, completedAt: ctx.now(),
+      ...(state.result.contentType ? { resultContentType: state.result.contentType } : {}), ...made,
+    };
+  }
+  const progress = typeof state.progress === 'number' && Number.isFinite(state.progress) ? Math.min(Math.max(state.progress, 0), 100) : job.progress;
+  // Only forwards: a provider that says queued after it said in_progress changes nothing.
+  const status = job.status === 'in_progress' ? 'in_progress' : state.status;
+  await saveProgress(deps.db, job.id, { status, progress: Math.max(progress, job.progress), nextPollAt: ctx.now() + interval });
+  return null;
 }
 
 /** Reports an ended job's metered work and marks it; a plugin that failed leaves it for the next run. */

@@ -179,7 +179,7 @@ describe('video generation jobs', () => {
     assert.equal((await job(body.id)).seconds, 4);
   });
 
-  test('a job whose provider is no longer configured, and one past video.maxJobMinutes, fail with a clear error', async () => {
+  test('a job whose provider is no longer configured, one past video.maxJobMinutes, and one the provider no longer knows fail with a clear error', async () => {
     const db = gw.gateway.services.db;
     const now = Date.now();
     const base = {
@@ -191,11 +191,15 @@ describe('video generation jobs', () => {
     await insertVideoJob(db, gone, { ...base, provider: 'mistral', providerTaskId: 'video_gone', createdAt: now });
     const late = newVideoJobId();
     await insertVideoJob(db, late, { ...base, provider: 'openai', providerTaskId: 'video_late', createdAt: now - 31 * 60_000 });
+    const unknown = newVideoJobId();
+    await insertVideoJob(db, unknown, { ...base, provider: 'openai', providerTaskId: 'video_unknown', createdAt: now });
     await eventually(async () => {
-      const [a, b] = [await job(gone), await job(late)];
-      assert.equal(a.status, 'failed');
-      assert.equal(b.status, 'failed');
+      for (const id of [gone, late, unknown]) assert.equal((await job(id)).status, 'failed', id);
     }, 5000, 10);
+    const lost = await job(unknown);
+    assert.notEqual(lost.error.code, 'UPSTREAM_TIMEOUT');
+    assert.match(lost.error.message, /Video not found/);
+    assert.equal(fake.polls('video_unknown').length, 1, 'a task the provider does not know is not asked about again');
     assert.match((await job(gone)).error.message, /mistral .*no longer configured/);
     assert.equal((await job(late)).error.code, 'UPSTREAM_TIMEOUT');
     assert.equal(fake.polls('video_late').length, 0);
