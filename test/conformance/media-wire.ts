@@ -62,6 +62,8 @@ export interface SpeechSummary {
   model: string;
   input: string;
   voice: string;
+  /** The format asked for, by OpenAI's name (mp3, wav, ...), whatever the provider calls it. */
+  format: string;
 }
 
 export interface SpeechWire {
@@ -70,8 +72,10 @@ export interface SpeechWire {
   summarize(req: MediaRequest): Partial<SpeechSummary> | null;
   errorBody(status: number, message: string): MediaAnswer;
   assertAuth(req: MediaRequest, credential: string): void;
-  /** The Content-Type the caller gets for mp3 (default audio/mpeg). */
-  mp3Type?: string;
+  /** The Content-Type the caller gets for a format (default the gateway's own: audio/mpeg for mp3, audio/<format>). */
+  contentType?(format: string): string;
+  /** false when the provider has no voice field (Deepgram: the model is the voice), so none reaches it. */
+  sendsVoice?: boolean;
 }
 
 export interface ImageSummary {
