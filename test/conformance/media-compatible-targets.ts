@@ -31,22 +31,36 @@ function siliconflowVoice(req: MediaRequest): string {
   return voice.startsWith(prefix) ? voice.slice(prefix.length) : `unqualified ${voice}`;
 }
 
+/** Each host's documented speech and image request fields (its API reference): the wire asserts no other is sent. */
+const FIELDS = {
+  groqSpeech: ['model', 'input', 'voice', 'response_format', 'speed', 'sample_rate'],
+  togetherSpeech: ['model', 'input', 'voice', 'response_format', 'response_encoding', 'sample_rate', 'stream', 'language'],
+  siliconflowSpeech: ['model', 'input', 'voice', 'response_format', 'sample_rate', 'stream', 'speed', 'gain'],
+  togetherImage: [
+    'model', 'prompt', 'n', 'width', 'height', 'steps', 'seed', 'negative_prompt', 'response_format', 'image_url', 'output_format', 'guidance',
+    'disable_safety_checker', 'image_loras', 'reference_images', 'aspect_ratio',
+  ],
+  xaiImage: ['model', 'prompt', 'n', 'response_format', 'user', 'quality', 'aspect_ratio', 'resolution'],
+  deepinfraImage: ['model', 'prompt', 'n', 'size', 'quality', 'style', 'response_format', 'user'],
+  nscaleImage: ['model', 'prompt', 'size', 'n'],
+};
+
 const SPEECH: Record<string, NonNullable<MediaTarget['speech']>> = {
   // Groq's PlayAI and Orpheus models answer anything but wav with 400 (providers/openai-compatible/speech.ts).
-  groq: { wire: openAiSpeechWire(), model: 'playai-tts', voice: 'Fritz-PlayAI', format: 'wav' },
-  'together-ai': { wire: openAiSpeechWire(), model: 'cartesia/sonic-2', voice: 'laughing man' },
-  siliconflow: { wire: openAiSpeechWire({ voiceOf: siliconflowVoice }), model: 'FunAudioLLM/CosyVoice2-0.5B', voice: 'alex' },
+  groq: { wire: openAiSpeechWire({ documented: FIELDS.groqSpeech }), model: 'playai-tts', voice: 'Fritz-PlayAI', format: 'wav' },
+  'together-ai': { wire: openAiSpeechWire({ documented: FIELDS.togetherSpeech }), model: 'cartesia/sonic-2', voice: 'laughing man' },
+  siliconflow: { wire: openAiSpeechWire({ documented: FIELDS.siliconflowSpeech, voiceOf: siliconflowVoice }), model: 'FunAudioLLM/CosyVoice2-0.5B', voice: 'alex' },
 };
 
 const IMAGE: Record<string, { wire: ImageWire; model: string }> = {
   // width/height and base64 are Together's names; it answers as asked.
-  'together-ai': { wire: openAiImageWire({ b64: ['base64'] }), model: 'black-forest-labs/FLUX.1-schnell' },
+  'together-ai': { wire: openAiImageWire({ documented: FIELDS.togetherImage, b64: ['base64'] }), model: 'black-forest-labs/FLUX.1-schnell' },
   'fireworks-ai': { wire: fireworksImageWire, model: 'flux-1-schnell-fp8' },
   // xAI's base64 comes as a whole data URL.
-  xai: { wire: openAiImageWire({ dataUrl: true }), model: 'grok-2-image' },
+  xai: { wire: openAiImageWire({ documented: FIELDS.xaiImage, dataUrl: true }), model: 'grok-2-image' },
   // b64_json only, whatever is asked.
-  deepinfra: { wire: openAiImageWire({ answers: 'bytes' }), model: 'black-forest-labs/FLUX-1-schnell' },
-  nscale: { wire: openAiImageWire({ answers: 'bytes' }), model: 'stabilityai/stable-diffusion-xl-base-1.0' },
+  deepinfra: { wire: openAiImageWire({ documented: FIELDS.deepinfraImage, answers: 'bytes' }), model: 'black-forest-labs/FLUX-1-schnell' },
+  nscale: { wire: openAiImageWire({ documented: FIELDS.nscaleImage, answers: 'bytes' }), model: 'stabilityai/stable-diffusion-xl-base-1.0' },
   nebius: { wire: nebiusImageWire, model: 'black-forest-labs/flux-schnell' },
   hyperbolic: { wire: hyperbolicImageWire, model: 'FLUX.1-dev' },
   volcengine: { wire: volcengineImageWire, model: 'seedream-3-0-t2i-250415' },

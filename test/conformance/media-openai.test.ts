@@ -31,9 +31,10 @@ runMediaConformance({
 });
 
 // Recraft answers url or b64_json as asked, at most six images a call.
+const RECRAFT_FIELDS = ['prompt', 'model', 'style', 'style_id', 'substyle', 'size', 'n', 'negative_prompt', 'response_format', 'controls', 'text_layout', 'artistic_level'];
 runMediaConformance({
   provider: recraft,
   credential: 'recraft-media-kit',
   providerBlock: (baseUrl) => `baseUrl: ${baseUrl}/v1\napiKey: recraft-media-kit`,
-  image: { wire: openAiImageWire(), model: 'recraftv3' },
+  image: { wire: openAiImageWire({ documented: RECRAFT_FIELDS }), model: 'recraftv3' },
 });

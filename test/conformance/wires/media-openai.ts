@@ -6,7 +6,7 @@
  * shapes under their own paths.
  */
 import assert from 'node:assert/strict';
-import type { ImageWire, MediaAnswer, MediaRequest, ScriptedTranscript, SpeechWire, TranscriptionWire } from '../media-wire.ts';
+import { assertDocumented, type ImageWire, type MediaAnswer, type MediaRequest, type ScriptedTranscript, type SpeechWire, type TranscriptionWire } from '../media-wire.ts';
 
 export const openAiMediaError = (status: number, message: string): MediaAnswer => ({
   status, body: JSON.stringify({ error: { message, type: status === 429 ? 'rate_limit_error' : 'invalid_request_error', code: null } }),
@@ -17,6 +17,8 @@ const bearer = (req: MediaRequest, credential: string) => assert.equal(req.heade
 export interface OpenAiMediaOptions {
   /** How the credential is sent (default Bearer). */
   assertAuth?(req: MediaRequest, credential: string): void;
+  /** The JSON body's fields the provider documents (default OpenAI's): the kit asserts no other is sent. */
+  documented?: readonly string[];
   /** The model as the request names it; Azure's is in the path (default: the form's or body's `model`). */
   modelOf?(req: MediaRequest): string | undefined;
 }
@@ -52,6 +54,12 @@ export function openAiTranscriptionWire(options: OpenAiMediaOptions & { verbose?
 /** The audio's Content-Type as OpenAI answers each format. */
 const SPEECH_TYPES: Record<string, string> = { mp3: 'audio/mpeg', opus: 'audio/opus', aac: 'audio/aac', flac: 'audio/flac', wav: 'audio/wav', pcm: 'audio/pcm' };
 
+/** OpenAI's documented request fields (its API reference). */
+export const OPENAI_SPEECH_FIELDS = ['model', 'input', 'voice', 'response_format', 'speed', 'instructions', 'stream_format'] as const;
+export const OPENAI_IMAGE_FIELDS = [
+  'model', 'prompt', 'n', 'size', 'quality', 'style', 'response_format', 'user', 'background', 'moderation', 'output_compression', 'output_format', 'partial_images', 'stream',
+] as const;
+
 export interface OpenAiSpeechOptions extends OpenAiMediaOptions {
   /** The voice as the provider names it, back to the caller's (SiliconFlow qualifies it with the model). */
   voiceOf?(req: MediaRequest): string;
@@ -63,9 +71,11 @@ export function openAiSpeechWire(options: OpenAiSpeechOptions = {}): SpeechWire 
   const formatOf = options.formatOf ?? ((req: MediaRequest) => req.json.response_format);
   return {
     answer: (req, chunks) => ({ headers: { 'content-type': SPEECH_TYPES[formatOf(req)] ?? 'application/octet-stream' }, body: chunks }),
-    summarize: (req) => (req.json
-      ? { model: options.modelOf?.(req) ?? req.json.model, input: req.json.input, voice: options.voiceOf?.(req) ?? req.json.voice, format: formatOf(req) }
-      : null),
+    summarize(req) {
+      if (!req.json) return null;
+      assertDocumented(req.json, options.documented ?? OPENAI_SPEECH_FIELDS, req.path);
+      return { model: options.modelOf?.(req) ?? req.json.model, input: req.json.input, voice: options.voiceOf?.(req) ?? req.json.voice, format: formatOf(req) };
+    },
     errorBody: openAiMediaError,
     assertAuth: options.assertAuth ?? bearer,
   };
@@ -93,7 +103,11 @@ export function openAiImageWire(options: OpenAiImageOptions = {}): ImageWire {
       const data = Array.from({ length: n }, () => (b64 ? { b64_json: bytes } : { url: `${files}/kit-files/image.png` }));
       return { body: JSON.stringify({ created: 1_700_000_000, data }) };
     },
-    summarize: (req) => (req.json ? { model: options.modelOf?.(req) ?? req.json.model, prompt: req.json.prompt, n: req.json.n ?? 1 } : null),
+    summarize(req) {
+      if (!req.json) return null;
+      assertDocumented(req.json, options.documented ?? OPENAI_IMAGE_FIELDS, req.path);
+      return { model: options.modelOf?.(req) ?? req.json.model, prompt: req.json.prompt, n: req.json.n ?? 1 };
+    },
     errorBody: openAiMediaError,
     assertAuth: options.assertAuth ?? bearer,
   };

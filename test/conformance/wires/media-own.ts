@@ -19,7 +19,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { MediaAnswer, ScriptedTranscript, SpeechWire, TranscriptionWire } from '../media-wire.ts';
+import { assertDocumented, type MediaAnswer, type ScriptedTranscript, type SpeechWire, type TranscriptionWire } from '../media-wire.ts';
 
 /** Each segment's words, spread evenly over it. */
 function wordsOf(script: ScriptedTranscript): Array<{ text: string; start: number; end: number }> {
@@ -98,7 +98,12 @@ const deepgramFormat = (query: Record<string, string>) => DEEPGRAM_FORMATS[`${qu
 
 export const deepgramSpeechWire: SpeechWire = {
   answer: (req, chunks) => ({ headers: { 'content-type': deepgramFormat(req.query)?.type ?? 'application/octet-stream' }, body: chunks }),
-  summarize: (req) => (req.path.endsWith('/speak') ? { model: req.query.model, input: req.json?.text, format: deepgramFormat(req.query)?.format ?? `unknown ${req.url}` } : null),
+  summarize(req) {
+    if (!req.path.endsWith('/speak')) return null;
+    // The body is the text alone; everything else (model, encoding, speed) is in the query.
+    assertDocumented(req.json, ['text'], req.path);
+    return { model: req.query.model, input: req.json?.text, format: deepgramFormat(req.query)?.format ?? `unknown ${req.url}` };
+  },
   errorBody: deepgramTranscriptionWire.errorBody,
   assertAuth: deepgramTranscriptionWire.assertAuth,
   sendsVoice: false,
@@ -110,11 +115,17 @@ const ELEVENLABS_FORMATS: Record<string, { format: string; type: string }> = {
 };
 const elevenLabsFormat = (query: Record<string, string>) => ELEVENLABS_FORMATS[(query.output_format ?? 'mp3_44100_128').split('_')[0]!];
 
+const ELEVENLABS_SPEECH_FIELDS = [
+  'text', 'model_id', 'language_code', 'voice_settings', 'pronunciation_dictionary_locators', 'seed', 'previous_text', 'next_text',
+  'previous_request_ids', 'next_request_ids', 'apply_text_normalization', 'apply_language_text_normalization',
+];
+
 export const elevenLabsSpeechWire: SpeechWire = {
   answer: (req, chunks) => ({ headers: { 'content-type': elevenLabsFormat(req.query)?.type ?? 'application/octet-stream' }, body: chunks }),
   summarize(req) {
     const voice = /\/text-to-speech\/([^/]+)\/stream$/.exec(req.path)?.[1];
     if (voice === undefined) return null;
+    assertDocumented(req.json, ELEVENLABS_SPEECH_FIELDS, req.path);
     return { model: req.json?.model_id, input: req.json?.text, voice: decodeURIComponent(voice), format: elevenLabsFormat(req.query)?.format ?? `unknown ${req.url}` };
   },
   errorBody: elevenLabsTranscriptionWire.errorBody,
