@@ -38,7 +38,7 @@ export interface FakeVertex {
   listPageSize: number;
   /** Awaited once a chunk's bytes are in, before it is answered: a test watches chunks with it, or refuses one by returning a status. */
   beforeChunkAnswer: ((session: Session, chunk: Chunk) => Promise<number | void> | number | void) | null;
-  /** Routes a test adds (a model's methods): answers and returns true, or false for the fake's own routes. Authorized requests only. */
+  /** Routes a test adds (a model's methods): answers and returns true, or false (the body unread) for the fake's own routes. Authorized requests only. */
   route: ((req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean> | boolean) | null;
   createJob(keys: string[], options?: JobOptions): FakeJob;
   setState(number: string, state: string): void;
