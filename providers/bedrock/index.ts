@@ -70,7 +70,7 @@ export default defineProvider({
     embeddings: {},
     // InvokeModel with Cohere Rerank and Amazon Rerank (up to 1,000 documents).
     rerank: {},
-    // InvokeModel with Amazon Nova Canvas and Titan Image Generator (up to 5 images a call).
+    // InvokeModel with Amazon Nova Canvas and Titan Image Generator (up to 5 images a call) and Stability's models (one).
     image: { maxImages: AMAZON_MAX_IMAGES },
     // Nova Reel through StartAsyncInvoke; videos land in S3 (options.videoOutputS3Uri) and are read back signed.
     video: {},

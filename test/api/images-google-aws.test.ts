@@ -2,8 +2,9 @@
  * POST /v1/images/generations through a real gateway to gemini, vertex-ai and bedrock, with the official `openai`
  * client, against loopback fakes of each wire format: Imagen's :predict and a Gemini image model's generateContent
  * (x-goog-api-key), Imagen on Vertex AI with a service-account token (the OAuth exchange included), and Amazon Nova
- * Canvas and Titan through InvokeModel with every request's SigV4 signature checked. n split by each provider's
- * maxImages, the request each fake received, both response formats, errors mapped, refusals before any call.
+ * Canvas, Titan and a Stability model through InvokeModel with every request's SigV4 signature checked. n split by
+ * each provider's maxImages, the request each fake received, both response formats, errors mapped, refusals before
+ * any call.
  */
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
@@ -77,6 +78,10 @@ describe('image generation on gemini, vertex-ai and bedrock', () => {
     aws = await startFakeAws();
     aws.runtime = (received, res) => {
       const body = JSON.parse(received.body.toString()) as Record<string, any>;
+      if (received.url.startsWith('/model/stability.')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return void res.end(JSON.stringify(body.prompt === 'filtered' ? { finish_reasons: ['Filter reason: prompt'] } : { seeds: [2130420379], finish_reasons: [null], images: [IMAGE('stability')] }));
+      }
       if (body.textToImageParams.text === 'blocked') {
         res.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' });
         return void res.end(JSON.stringify({ message: 'This request has been blocked by our content filters.' }));
@@ -106,6 +111,7 @@ models:
   - { id: nova, provider: bedrock, upstreamModel: "amazon.nova-canvas-v1:0" }
   - { id: titan, provider: bedrock, upstreamModel: "amazon.titan-image-generator-v2:0" }
   - { id: sd, provider: bedrock, upstreamModel: "stability.sd3-5-large-v1:0" }
+  - { id: sdxl, provider: bedrock, upstreamModel: "stability.stable-diffusion-xl-v1" }
 pipelines:
   - name: images
     routes: [/v1/images/generations]
@@ -167,6 +173,15 @@ pipelines:
     assert.deepEqual(JSON.parse(last.body.toString()), { taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a bridge' }, imageGenerationConfig: { numberOfImages: 1 } });
   });
 
+  test('bedrock Stability models: their own body, the size as an aspect ratio, one image a call', async () => {
+    const answer = await client.images.generate({ model: 'sd', prompt: 'a kite', size: '1536x1024', quality: 'standard', response_format: 'b64_json' });
+    assert.equal(answer.data![0]!.b64_json, IMAGE('stability'));
+    const last = invocations().at(-1)!;
+    assert.equal(last.url, '/model/stability.sd3-5-large-v1%3A0/invoke');
+    assert.equal(last.problem, null);
+    assert.deepEqual(JSON.parse(last.body.toString()), { prompt: 'a kite', aspect_ratio: '3:2', output_format: 'png' });
+  });
+
   test('errors: the provider\'s own mapped to the gateway\'s codes, a filtered answer as 400', async () => {
     const auth = { authorization: `Bearer ${key}` };
     const cases = [
@@ -174,6 +189,7 @@ pipelines:
       { body: { model: 'imagen', prompt: 'busy' }, status: 429, code: 'UPSTREAM_RATE_LIMITED', message: /exhausted/ },
       { body: { model: 'imagen', prompt: 'filtered' }, status: 400, code: 'UPSTREAM_BAD_REQUEST', message: /safety filters/ },
       { body: { model: 'nova', prompt: 'blocked' }, status: 400, code: 'UPSTREAM_BAD_REQUEST', message: /ValidationException: This request has been blocked/ },
+      { body: { model: 'sd', prompt: 'filtered' }, status: 400, code: 'UPSTREAM_BAD_REQUEST', message: /Filter reason: prompt/ },
     ];
     for (const { body, status, code, message } of cases) {
       const answer = await postJson(`${gw.url}/v1/images/generations`, body, auth);
@@ -187,7 +203,8 @@ pipelines:
     const auth = { authorization: `Bearer ${key}` };
     const before = [gemini.seen.length, vertexSeen.length, invocations().length];
     for (const [body, pattern] of [
-      [{ model: 'sd', prompt: 'p' }, /Stability models on Bedrock take their own request body/],
+      [{ model: 'sdxl', prompt: 'p' }, /Amazon Nova Canvas, Titan Image Generator, and Stability's Stable Diffusion 3.x/],
+      [{ model: 'sd', prompt: 'p', n: 2 }, /one image a request/],
       [{ model: 'gemini-text', prompt: 'p' }, /Imagen models imagen-\* and Gemini image models/],
       [{ model: 'gemini-image', prompt: 'p', n: 2 }, /one image a request/],
       [{ model: 'imagen', prompt: 'p', size: '1000x100' }, /aspect ratios 1:1, 3:4, 4:3, 9:16, 16:9/],
