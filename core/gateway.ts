@@ -18,6 +18,7 @@ import type { LoadedConfig } from './boot/load.ts';
 import { Breakers } from './dispatch/breakers.ts';
 import { createDispatcher } from './dispatch/dispatcher.ts';
 import { ImageProgressHub } from './dispatch/image-progress.ts';
+import { cutLingering } from './ingress/drain.ts';
 import { createEmbeddingService } from './dispatch/embed.ts';
 import type { EmbeddingService } from './pipeline/embed.ts';
 import { fileSearchTool } from './retrieval/file-search.ts';
@@ -276,6 +277,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     clearTimeout(timer);
     if (outcome === 'deadline') logger.warn({ inFlight: traffic.inFlight }, 'shutdown deadline reached: closing remaining connections');
     server.closeAllConnections();
+    cutLingering(server);
     upgraded.closeAll();
     await jobsStopped;
     await runCloseHooks();
