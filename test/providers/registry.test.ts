@@ -56,7 +56,7 @@ describe('the provider registry', () => {
     }
   });
 
-  test('video (v): every provider declaring video is marked v in PROVIDERS.md; the pairs still missing are listed', () => {
+  test('video (v): every provider declaring video is marked for it in PROVIDERS.md; the pairs still missing are listed', () => {
     const marked = catalogueRows().filter((row) => row.modalities.includes('v')).map((row) => row.slug).sort();
     const declared = builtInProviders.filter((p) => p.capabilities.video && p.video).map((p) => p.slug).sort();
     const missing = marked.filter((slug) => !declared.includes(slug));
