@@ -4,7 +4,7 @@
  *   imageGenerationConfig: {numberOfImages, width, height, quality}} -> {images: [base64 PNG], error?}; up to 5
  *   images a call.
  * - Stability's Stable Diffusion 3.x and Stable Image models take {prompt, aspect_ratio, output_format} ->
- *   {images, finish_reasons, seeds}: one image a call, so n > 1 is refused for them.
+ *   {images, finish_reasons, seeds}: one image a call (maxImages 1: the gateway makes a call per image).
  * Every other model (the older SDXL body included) is refused before any I/O.
  */
 import type { ImageRequest } from '../../core/canonical/image.ts';
@@ -44,7 +44,6 @@ function modelFor(target: ProviderTarget): BedrockImageModel {
 
 /** quality and style mean nothing to Stability's models: OpenAI's defaults pass unused, anything else is refused. */
 function stabilityBody(request: ImageRequest, target: ProviderTarget): unknown {
-  if (request.n > 1) throw refusal(target, `n > 1 with ${target.upstreamModel} (Stability models on Bedrock make one image a request)`, 'n');
   if (request.quality !== undefined && !['standard', 'auto'].includes(request.quality)) throw refusal(target, `the quality ${request.quality} with ${target.upstreamModel}`, 'quality');
   if (request.style !== undefined && !OPENAI_STYLES.includes(request.style)) throw refusal(target, `the style ${request.style} with ${target.upstreamModel}`, 'style');
   return { prompt: request.prompt, ...(request.size ? { aspect_ratio: ratioOf(target, request.size, STABILITY_RATIOS) } : {}), output_format: 'png' };
@@ -79,6 +78,7 @@ export function bedrockImageBody(request: ImageRequest, target: ProviderTarget):
 
 export const bedrockImages: ImageTranslator = {
   toUpstream: (request, target) => invokeModel(target, bedrockImageBody(request, target)),
+  maxImages: (target) => (bedrockImageModel(target.upstreamModel) === 'stability' ? 1 : undefined),
   fromUpstream(body, target) {
     const answer = body as { images?: unknown; error?: unknown; finish_reasons?: unknown } | null;
     if (!answer || typeof answer !== 'object') throw malformed(target, 'image answer');

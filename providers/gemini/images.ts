@@ -4,7 +4,8 @@
  * - `imagen-*`: Imagen through `:predict`, {instances: [{prompt}], parameters: {sampleCount, aspectRatio,
  *   personGeneration}} -> {predictions: [{bytesBase64Encoded, mimeType}]}; up to 4 images a call.
  * - `gemini-*image*` (gemini-2.5-flash-image, ...): `:generateContent` with responseModalities IMAGE; the images
- *   are the answer's inlineData parts. One image a call (n > 1 is refused); billed by tokens, so usage is kept.
+ *   are the answer's inlineData parts. candidateCount is not offered with image output, so one call makes one
+ *   image (maxImages 1: the gateway makes a call per image); billed by tokens, so usage is kept.
  * Any other model is refused before any I/O. quality and style have no Google counterpart and are left out.
  */
 import type { ImageAnswer, ImageRequest, ProviderImage } from '../../core/canonical/image.ts';
@@ -58,8 +59,6 @@ function imagenBody(request: ImageRequest, target: ProviderTarget): unknown {
 }
 
 function geminiImageBody(request: ImageRequest, target: ProviderTarget): unknown {
-  // candidateCount is not offered with image output: one call makes one image.
-  if (request.n > 1) throw refusal(target, `n > 1 with ${target.upstreamModel} (Gemini image models make one image a request)`, 'n');
   return {
     contents: [{ role: 'user', parts: [{ text: request.prompt }] }],
     generationConfig: {
@@ -132,5 +131,6 @@ export function googleImageTranslator(endpoint: GeminiEndpoint): ImageTranslator
       return { method: 'POST', path: `${endpoint.modelPath(target)}${method}`, headers: endpoint.headers(target), body: JSON.stringify(body) };
     },
     fromUpstream: (body, target) => (apiOf(target) === 'imagen' ? imagenAnswer(body, target) : geminiImageAnswer(body, target)),
+    maxImages: (target) => (googleImageApi(target.upstreamModel) === 'gemini' ? 1 : undefined),
   };
 }

@@ -137,12 +137,13 @@ pipelines:
     assert.equal(calls[0]!.headers.authorization, undefined);
   });
 
-  test('gemini image model: generateContent with IMAGE output; its inline image as a data: URL', async () => {
-    const answer = await client.images.generate({ model: 'gemini-image', prompt: 'a fox', size: '1024x1024' });
-    assert.equal(answer.data![0]!.url, `data:image/jpeg;base64,${IMAGE('gemini')}`);
-    const call = gemini.seen.at(-1)!;
-    assert.equal(call.path, '/v1beta/models/gemini-2.5-flash-image:generateContent');
-    assert.deepEqual(call.body, { contents: [{ role: 'user', parts: [{ text: 'a fox' }] }], generationConfig: { responseModalities: ['TEXT', 'IMAGE'], imageConfig: { aspectRatio: '1:1' } } });
+  test('gemini image model: generateContent with IMAGE output, one call per image; its inline image as a data: URL', async () => {
+    const before = gemini.seen.length;
+    const answer = await client.images.generate({ model: 'gemini-image', prompt: 'a fox', size: '1024x1024', n: 2 });
+    assert.deepEqual(answer.data!.map((d) => d.url), Array(2).fill(`data:image/jpeg;base64,${IMAGE('gemini')}`));
+    const calls = gemini.seen.slice(before);
+    assert.deepEqual(calls.map((c) => c.path), Array(2).fill('/v1beta/models/gemini-2.5-flash-image:generateContent'));
+    assert.deepEqual(calls[0]!.body, { contents: [{ role: 'user', parts: [{ text: 'a fox' }] }], generationConfig: { responseModalities: ['TEXT', 'IMAGE'], imageConfig: { aspectRatio: '1:1' } } });
   });
 
   test('vertex-ai Imagen: the service-account token, the project\'s model path, n 5 as 4 + 1', async () => {
@@ -173,13 +174,13 @@ pipelines:
     assert.deepEqual(JSON.parse(last.body.toString()), { taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a bridge' }, imageGenerationConfig: { numberOfImages: 1 } });
   });
 
-  test('bedrock Stability models: their own body, the size as an aspect ratio, one image a call', async () => {
-    const answer = await client.images.generate({ model: 'sd', prompt: 'a kite', size: '1536x1024', quality: 'standard', response_format: 'b64_json' });
-    assert.equal(answer.data![0]!.b64_json, IMAGE('stability'));
-    const last = invocations().at(-1)!;
-    assert.equal(last.url, '/model/stability.sd3-5-large-v1%3A0/invoke');
-    assert.equal(last.problem, null);
-    assert.deepEqual(JSON.parse(last.body.toString()), { prompt: 'a kite', aspect_ratio: '3:2', output_format: 'png' });
+  test('bedrock Stability models: their own body, the size as an aspect ratio, one call per image', async () => {
+    const before = invocations().length;
+    const answer = await client.images.generate({ model: 'sd', prompt: 'a kite', n: 2, size: '1536x1024', quality: 'standard', response_format: 'b64_json' });
+    assert.deepEqual(answer.data!.map((d) => d.b64_json), Array(2).fill(IMAGE('stability')));
+    const calls = invocations().slice(before);
+    assert.deepEqual(calls.map((c) => [c.url, c.problem]), Array(2).fill(['/model/stability.sd3-5-large-v1%3A0/invoke', null]));
+    assert.deepEqual(JSON.parse(calls[0]!.body.toString()), { prompt: 'a kite', aspect_ratio: '3:2', output_format: 'png' });
   });
 
   test('errors: the provider\'s own mapped to the gateway\'s codes, a filtered answer as 400', async () => {
@@ -199,14 +200,12 @@ pipelines:
     }
   });
 
-  test('refusals before any upstream call: other models, n > 1 for a Gemini image model, sizes no ratio fits, unknown styles', async () => {
+  test('refusals before any upstream call: other models, sizes no ratio fits, unknown styles and qualities', async () => {
     const auth = { authorization: `Bearer ${key}` };
     const before = [gemini.seen.length, vertexSeen.length, invocations().length];
     for (const [body, pattern] of [
       [{ model: 'sdxl', prompt: 'p' }, /Amazon Nova Canvas, Titan Image Generator, and Stability's Stable Diffusion 3.x/],
-      [{ model: 'sd', prompt: 'p', n: 2 }, /one image a request/],
       [{ model: 'gemini-text', prompt: 'p' }, /Imagen models imagen-\* and Gemini image models/],
-      [{ model: 'gemini-image', prompt: 'p', n: 2 }, /one image a request/],
       [{ model: 'imagen', prompt: 'p', size: '1000x100' }, /aspect ratios 1:1, 3:4, 4:3, 9:16, 16:9/],
       [{ model: 'nova', prompt: 'p', style: 'watercolour' }, /styles: 3D_ANIMATED_FAMILY_FILM/],
       [{ model: 'titan', prompt: 'p', style: 'PHOTOREALISM' }, /takes no style/],
