@@ -5,11 +5,15 @@
  * reason), and the refusals made before any I/O.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import type { VideoRequest } from '../../core/canonical/video.ts';
+import { exchangeJson } from '../../core/dispatch/exchange.ts';
 import type { ProviderTarget, VideoTranslator } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { compatibleProviderBySlug } from '../../providers/openai-compatible/index.ts';
+import { testCallDeps } from '../helpers/call-deps.ts';
 
 const BASES: Record<string, string> = {
   'together-ai': 'https://api.together.xyz/v1', xai: 'https://api.x.ai/v1',
@@ -169,5 +173,29 @@ describe('video translators of the OpenAI-compatible hosts', () => {
     assert.equal(state('volcengine', { status: 'cancelled' }).status, 'failed');
     assert.equal(state('volcengine', { status: 'expired' }).status, 'failed');
     assert.throws(() => state('volcengine', { status: 'paused' }), /known status/);
+  });
+
+  test('xai: a poll answered 202 with no body goes through the exchange as a pending task; a 200 with none is still refused', async () => {
+    let status = 202;
+    const server = createServer((_req, res) => {
+      res.writeHead(status);
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const deps = testCallDeps();
+    try {
+      const { port } = server.address() as AddressInfo;
+      const provider = compatibleProviderBySlug('xai');
+      const at = { ...target('xai', 'grok-imagine-video'), baseUrl: `http://127.0.0.1:${port}/v1` };
+      const signal = new AbortController().signal;
+      const answer = await exchangeJson(deps, provider, at, provider.video!.poll('req-1', at), signal);
+      assert.equal(answer, null);
+      assert.deepEqual(provider.video!.state(answer, at, 'req-1'), { status: 'queued' });
+      status = 200;
+      await assert.rejects(exchangeJson(deps, provider, at, provider.video!.poll('req-1', at), signal), /not JSON/);
+    } finally {
+      await deps.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
