@@ -19,10 +19,10 @@ export function videoRefused(target: ProviderTarget, what: string, parameter: st
   return new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${target.slug} does not support ${what}`, { provider: target.slug, parameters: [parameter] });
 }
 
-/** Refuses the canonical fields the host has no equivalent of. */
-export function refuseFields(request: VideoRequest, target: ProviderTarget, fields: ReadonlyArray<'negative_prompt' | 'seed' | 'image'>, who = target.slug): void {
+/** Refuses the canonical fields the host (or `model` on it) has no equivalent of. */
+export function refuseFields(request: VideoRequest, target: ProviderTarget, fields: ReadonlyArray<'negative_prompt' | 'seed'>, model?: string): void {
   for (const field of fields) {
-    if (request[field] !== undefined) throw videoRefused(target, `${field === 'image' ? 'a first frame (image)' : `the video parameter ${field}`} for video on ${who}`, field);
+    if (request[field] !== undefined) throw videoRefused(target, `the video parameter ${field}${model ? ` on ${model}` : ''}`, field);
   }
 }
 

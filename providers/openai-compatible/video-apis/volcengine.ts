@@ -40,7 +40,9 @@ function commands(request: VideoRequest, target: ProviderTarget): string[] {
 
 function body(request: VideoRequest, target: ProviderTarget): Record<string, unknown> {
   refuseFields(request, target, ['negative_prompt']);
-  if (TEXT_ONLY.test(target.upstreamModel)) refuseFields(request, target, ['image'], `${target.upstreamModel}, a text-to-video model,`);
+  if (TEXT_ONLY.test(target.upstreamModel) && request.image !== undefined) {
+    throw videoRefused(target, `a first frame (image) for ${target.upstreamModel}, a text-to-video model`, 'image');
+  }
   const content: Array<Record<string, unknown>> = [{ type: 'text', text: [request.prompt, ...commands(request, target)].join(' ') }];
   if (request.image !== undefined) content.push({ type: 'image_url', image_url: { url: request.image } });
   return { model: target.upstreamModel, content };

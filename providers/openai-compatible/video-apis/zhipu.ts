@@ -34,7 +34,7 @@ function cogvideoxSize(request: VideoRequest, target: ProviderTarget, sizes: rea
 
 function body(request: VideoRequest, target: ProviderTarget): Record<string, unknown> {
   const model = target.upstreamModel;
-  refuseFields(request, target, ['negative_prompt', 'seed'], `${model} on ${target.slug}`);
+  refuseFields(request, target, ['negative_prompt', 'seed'], model);
   const out: Record<string, unknown> = { model, prompt: request.prompt };
   if (/^cogvideox/i.test(model)) {
     const seconds = checkSeconds(request, target, (s) => s === 5 || s === 10, '5 or 10');
@@ -42,7 +42,7 @@ function body(request: VideoRequest, target: ProviderTarget): Record<string, unk
     const size = cogvideoxSize(request, target, /^cogvideox-3/i.test(model) ? COGVIDEOX_3_SIZES : COGVIDEOX_SIZES);
     if (size !== undefined) out.size = size;
   } else {
-    if (/-text\b/i.test(model)) refuseFields(request, target, ['image'], `${model}, a text-to-video model,`);
+    if (/-text\b/i.test(model) && request.image !== undefined) throw videoRefused(target, `a first frame (image) for ${model}, a text-to-video model`, 'image');
     if (request.seconds !== undefined) out.duration = request.seconds;
     if (request.size !== undefined) out.size = request.size;
     if (request.aspect_ratio !== undefined) out.aspect_ratio = request.aspect_ratio;
