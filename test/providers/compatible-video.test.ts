@@ -97,6 +97,7 @@ describe('video translators of the OpenAI-compatible hosts', () => {
     assert.equal(path, '/videos/generations');
     assert.deepEqual(body, { model, prompt: 'a lighthouse at dusk', duration: 8, resolution: '480p', aspect_ratio: '16:9', image: { url: 'data:image/png;base64,AAAA' } });
     assert.deepEqual(create('xai', model, ask({ aspect_ratio: '2:3' })).body, { model, prompt: 'a lighthouse at dusk', aspect_ratio: '2:3' });
+    assert.deepEqual(create('xai', model, ask({ size: '640x480' })).body, { model, prompt: 'a lighthouse at dusk', resolution: '480p', aspect_ratio: '4:3' });
     refused('xai', model, ask({ seconds: 20 }), 'seconds');
     refused('xai', model, ask({ size: '1920x1080' }), 'size');
     refused('xai', model, ask({ aspect_ratio: '21:9' }), 'aspect_ratio');
@@ -154,6 +155,10 @@ describe('video translators of the OpenAI-compatible hosts', () => {
       ],
     });
     assert.deepEqual(create('volcengine', model, ask({ aspect_ratio: '21:9' })).body.content, [{ type: 'text', text: 'a lighthouse at dusk --ratio 21:9' }]);
+    // Seedance's own frames (864x480 at 16:9, 640x640 at 1:1, 1504x640 at 21:9) name their ratio and resolution too.
+    for (const [size, commands] of [['864x480', '--ratio 16:9 --resolution 480p'], ['640x640', '--ratio 1:1 --resolution 480p'], ['1504x640', '--ratio 21:9 --resolution 720p'], ['1920x1080', '--ratio 16:9 --resolution 1080p']]) {
+      assert.deepEqual(create('volcengine', model, ask({ size })).body.content, [{ type: 'text', text: `a lighthouse at dusk ${commands}` }], size);
+    }
     refused('volcengine', 'doubao-seedance-1-0-lite-t2v-250428', ask({ image: 'https://img.example/cat.png' }), 'image');
     refused('volcengine', model, ask({ negative_prompt: 'rain' }), 'negative_prompt');
     refused('volcengine', model, ask({ seconds: 30 }), 'seconds');

@@ -2,7 +2,7 @@
  * What the video task APIs of the OpenAI-compatible hosts share: a JSON POST that starts the task and a GET that
  * reads it, with the entry's headers; refusals of what a host cannot make (400 CAPABILITY_NOT_SUPPORTED before
  * any I/O: a video made without the asked first frame, size or length is not the video asked for); sizes read as
- * a short side and an aspect ratio; and the reading of the fields a task answer carries.
+ * a resolution and an aspect ratio; and the reading of the fields a task answer carries.
  */
 import type { VideoRequest } from '../../../core/canonical/video.ts';
 import type { ProviderTarget, UpstreamRequest, VideoTranslator } from '../../../core/dispatch/provider.ts';
@@ -53,14 +53,23 @@ export function sizeParts(size: string): { width: number; height: number; short:
 }
 
 /**
- * The ratio among `ratios` a size has, within 1% (854x480 is 16:9); undefined when none. Hosts name their sizes
- * by ratio and short side, and 480p widths are rounded.
+ * The ratio among `ratios` a size has, within 2%; undefined when none. Hosts name their sizes by ratio and
+ * resolution, and round the pixels to their encoder's blocks (Seedance's 16:9 at 480p is 864x480, its 21:9 at
+ * 720p 1504x640).
  */
 export function nearRatio(width: number, height: number, ratios: readonly string[]): string | undefined {
   return ratios.find((ratio) => {
     const [w, h] = ratio.split(':').map(Number) as [number, number];
-    return Math.abs(width / height - w / h) / (w / h) < 0.01;
+    return Math.abs(width / height - w / h) / (w / h) < 0.02;
   });
+}
+
+/**
+ * The resolution (480, 720, 1080: the short side of its 16:9 frame) whose pixel count a size has, within 5%, for
+ * hosts whose resolution is a pixel budget spent on whichever ratio is asked (Seedance's 480p 1:1 is 640x640).
+ */
+export function nearResolution(width: number, height: number, resolutions: readonly number[]): number | undefined {
+  return resolutions.find((short) => Math.abs(Math.log((width * height) / ((short * short * 16) / 9))) < Math.log(1.05));
 }
 
 export function badVideoAnswer(target: ProviderTarget, what: string): GatewayError {

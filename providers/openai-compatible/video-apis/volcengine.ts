@@ -5,12 +5,13 @@
  * expired, content {video_url} once succeeded, with the duration made, and error {code, message} once failed.
  * The parameters travel as the text's commands, which every Seedance model reads. Seedance has no negative
  * prompt, its text-to-video models (-t2v) no first frame, and it makes 2 to 12 seconds at 480p, 720p or 1080p in
- * its ratios: anything else is refused here.
+ * its ratios (a size names them by its pixel count and shape: 864x480 and 854x480 are both 480p at 16:9);
+ * anything else is refused here.
  */
 import type { VideoRequest, VideoTaskState } from '../../../core/canonical/video.ts';
 import type { ProviderTarget } from '../../../core/dispatch/provider.ts';
 import {
-  badVideoAnswer, checkSeconds, count, errorText, jsonGet, jsonPost, nearRatio, record, refuseFields, sizeParts, text, videoRefused,
+  badVideoAnswer, checkSeconds, count, errorText, jsonGet, jsonPost, nearRatio, nearResolution, record, refuseFields, sizeParts, text, videoRefused,
   type CompatibleVideo,
 } from './shared.ts';
 
@@ -23,9 +24,10 @@ function commands(request: VideoRequest, target: ProviderTarget): string[] {
   let ratio = request.aspect_ratio;
   if (ratio !== undefined && !RATIOS.includes(ratio)) throw videoRefused(target, `the aspect ratio ${ratio} (${RATIOS.join(', ')})`, 'aspect_ratio');
   if (request.size !== undefined) {
-    const { width, height, short } = sizeParts(request.size);
+    const { width, height } = sizeParts(request.size);
     const sized = nearRatio(width, height, RATIOS);
-    const resolution = RESOLUTIONS[short];
+    const short = nearResolution(width, height, Object.keys(RESOLUTIONS).map(Number));
+    const resolution = short === undefined ? undefined : RESOLUTIONS[short];
     if (!sized || !resolution) throw videoRefused(target, `the video size ${request.size} (480p, 720p or 1080p at ${RATIOS.join(', ')})`, 'size');
     if (ratio !== undefined && ratio !== sized) throw videoRefused(target, `a size (${request.size}) of another aspect ratio than aspect_ratio ${ratio}`, 'aspect_ratio');
     ratio = sized;

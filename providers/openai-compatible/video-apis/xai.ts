@@ -23,6 +23,7 @@ function body(request: VideoRequest, target: ProviderTarget): Record<string, unk
   let ratio = request.aspect_ratio;
   if (ratio !== undefined && !RATIOS.includes(ratio)) throw videoRefused(target, `the aspect ratio ${ratio} (${RATIOS.join(', ')})`, 'aspect_ratio');
   if (request.size !== undefined) {
+    // xAI names a resolution by the frame's short side (640x480 is 480p at 4:3).
     const { width, height, short } = sizeParts(request.size);
     const sized = nearRatio(width, height, RATIOS);
     const resolution = RESOLUTIONS[short];
