@@ -132,7 +132,7 @@ describe('video translators of the OpenAI-compatible hosts', () => {
     refused('zhipu', 'viduq1-text', ask({ image: 'https://img.example/cat.png' }), 'image');
 
     const created = video('zhipu').created({ model: 'cogvideox-3', id: '8875817957674828620', request_id: 'r-1', task_status: 'PROCESSING' }, target('zhipu', 'cogvideox-3'), ask());
-    assert.deepEqual(created, { taskId: '8875817957674828620', state: { status: 'in_progress' } });
+    assert.deepEqual(created, { taskId: '8875817957674828620', state: { status: 'queued' } });
     assert.equal(pollOf('zhipu', 'cogvideox-3', '8875817957674828620'), '/async-result/8875817957674828620');
     assert.deepEqual(state('zhipu', { task_status: 'PROCESSING' }), { status: 'in_progress' });
     assert.deepEqual(state('zhipu', {

@@ -75,9 +75,9 @@ export const zhipuVideo: CompatibleVideo = {
     created(answer, target) {
       const id = text(record(answer).id);
       if (!id) throw badVideoAnswer(target, 'an id');
-      // The task is documented as PROCESSING from the start; an answer that leaves it out is no different.
-      const started = record(answer).task_status === undefined ? { status: 'in_progress' as const } : stateOf(answer, target);
-      return { taskId: id, state: started };
+      // Every task is PROCESSING from its creation, waiting or not: a new one is queued until a poll says more.
+      const state = stateOf({ task_status: 'PROCESSING', ...record(answer) }, target);
+      return { taskId: id, state: state.status === 'in_progress' ? { status: 'queued' } : state };
     },
     poll: (taskId, target) => jsonGet(headers, target, `/async-result/${encodeURIComponent(taskId)}`),
     state: (answer, target) => stateOf(answer, target),
