@@ -63,7 +63,7 @@ const CASES: Case[] = [
     walk: ['PROCESSING', 'PROCESSING', 'SUCCESS'], seconds: 10,
   },
   {
-    host: 'volcengine', model: 'seedance', request: { seconds: 5, size: '1280x720', seed: 11 }, path: '/ark/api/v3/contents/generations/tasks',
+    host: 'volcengine', model: 'seedance', request: { seconds: 5, size: '1248x704', seed: 11 }, path: '/ark/api/v3/contents/generations/tasks',
     body: { model: 'doubao-seedance-1-0-pro-250528', content: [{ type: 'text', text: 'a lighthouse at dusk --ratio 16:9 --resolution 720p --duration 5 --seed 11' }] },
     walk: ['queued', 'running', 'succeeded'], seconds: 5,
   },

@@ -100,6 +100,7 @@ describe('video translators of the OpenAI-compatible hosts', () => {
     assert.deepEqual(create('xai', model, ask({ size: '640x480' })).body, { model, prompt: 'a lighthouse at dusk', resolution: '480p', aspect_ratio: '4:3' });
     refused('xai', model, ask({ seconds: 20 }), 'seconds');
     refused('xai', model, ask({ size: '1920x1080' }), 'size');
+    refused('xai', model, ask({ size: '848x480' }), 'size');
     refused('xai', model, ask({ aspect_ratio: '21:9' }), 'aspect_ratio');
     refused('xai', model, ask({ seed: 1 }), 'seed');
     refused('xai', model, ask({ negative_prompt: 'rain' }), 'negative_prompt');
@@ -145,7 +146,7 @@ describe('video translators of the OpenAI-compatible hosts', () => {
 
   test('volcengine: a Seedance task whose parameters are the prompt\'s commands, the first frame as an image_url part', () => {
     const model = 'doubao-seedance-1-0-pro-250528';
-    const { path, body } = create('volcengine', model, ask({ seconds: 5, size: '1280x720', seed: 11, image: 'https://img.example/cat.png' }));
+    const { path, body } = create('volcengine', model, ask({ seconds: 5, size: '1248x704', seed: 11, image: 'https://img.example/cat.png' }));
     assert.equal(path, '/contents/generations/tasks');
     assert.deepEqual(body, {
       model,
@@ -155,10 +156,11 @@ describe('video translators of the OpenAI-compatible hosts', () => {
       ],
     });
     assert.deepEqual(create('volcengine', model, ask({ aspect_ratio: '21:9' })).body.content, [{ type: 'text', text: 'a lighthouse at dusk --ratio 21:9' }]);
-    // Seedance's own frames (864x480 at 16:9, 640x640 at 1:1, 1504x640 at 21:9) name their ratio and resolution too.
-    for (const [size, commands] of [['864x480', '--ratio 16:9 --resolution 480p'], ['640x640', '--ratio 1:1 --resolution 480p'], ['1504x640', '--ratio 21:9 --resolution 720p'], ['1920x1080', '--ratio 16:9 --resolution 1080p']]) {
+    // A size names one of Seedance's frames; one it does not make (1280x720: its 16:9 at 720p is 1248x704) is refused.
+    for (const [size, commands] of [['864x480', '--ratio 16:9 --resolution 480p'], ['640x640', '--ratio 1:1 --resolution 480p'], ['1504x640', '--ratio 21:9 --resolution 720p'], ['1920x1088', '--ratio 16:9 --resolution 1080p']]) {
       assert.deepEqual(create('volcengine', model, ask({ size })).body.content, [{ type: 'text', text: `a lighthouse at dusk ${commands}` }], size);
     }
+    refused('volcengine', model, ask({ size: '1280x720' }), 'size');
     refused('volcengine', 'doubao-seedance-1-0-lite-t2v-250428', ask({ image: 'https://img.example/cat.png' }), 'image');
     refused('volcengine', model, ask({ negative_prompt: 'rain' }), 'negative_prompt');
     refused('volcengine', model, ask({ seconds: 30 }), 'seconds');

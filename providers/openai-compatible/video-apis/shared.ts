@@ -1,8 +1,8 @@
 /**
  * What the video task APIs of the OpenAI-compatible hosts share: a JSON POST that starts the task and a GET that
  * reads it, with the entry's headers; refusals of what a host cannot make (400 CAPABILITY_NOT_SUPPORTED before
- * any I/O: a video made without the asked first frame, size or length is not the video asked for); sizes read as
- * a resolution and an aspect ratio; and the reading of the fields a task answer carries.
+ * any I/O: a video made without the asked first frame, size or length is not the video asked for); the frames a
+ * host makes, by ratio and resolution; and the reading of the fields a task answer carries.
  */
 import type { VideoRequest } from '../../../core/canonical/video.ts';
 import type { ProviderTarget, UpstreamRequest, VideoTranslator } from '../../../core/dispatch/provider.ts';
@@ -45,31 +45,20 @@ export function jsonGet(headers: VideoHeaders, target: ProviderTarget, path: str
 
 const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 
-/** A WIDTHxHEIGHT size as numbers, its shorter side and its exact ratio (1280x720: 720, 16:9). */
-export function sizeParts(size: string): { width: number; height: number; short: number; ratio: string } {
+/** A WIDTHxHEIGHT size as numbers and its exact ratio (1280x720: 16:9). */
+export function sizeParts(size: string): { width: number; height: number; ratio: string } {
   const [width, height] = size.split('x').map(Number) as [number, number];
   const d = gcd(width, height);
-  return { width, height, short: Math.min(width, height), ratio: `${width / d}:${height / d}` };
+  return { width, height, ratio: `${width / d}:${height / d}` };
 }
 
 /**
- * The ratio among `ratios` a size has, within 2%; undefined when none. Hosts name their sizes by ratio and
- * resolution, and round the pixels to their encoder's blocks (Seedance's 16:9 at 480p is 864x480, its 21:9 at
- * 720p 1504x640).
+ * A table of the frames a host makes, `WIDTHxHEIGHT` -> [ratio, resolution], from rows of [resolution, ratio,
+ * width, height]: a size is sent as the ratio and resolution of the frame it names, and one naming no frame is
+ * refused rather than made at another size.
  */
-export function nearRatio(width: number, height: number, ratios: readonly string[]): string | undefined {
-  return ratios.find((ratio) => {
-    const [w, h] = ratio.split(':').map(Number) as [number, number];
-    return Math.abs(width / height - w / h) / (w / h) < 0.02;
-  });
-}
-
-/**
- * The resolution (480, 720, 1080: the short side of its 16:9 frame) whose pixel count a size has, within 5%, for
- * hosts whose resolution is a pixel budget spent on whichever ratio is asked (Seedance's 480p 1:1 is 640x640).
- */
-export function nearResolution(width: number, height: number, resolutions: readonly number[]): number | undefined {
-  return resolutions.find((short) => Math.abs(Math.log((width * height) / ((short * short * 16) / 9))) < Math.log(1.05));
+export function frames(rows: ReadonlyArray<readonly [string, string, number, number]>): ReadonlyMap<string, readonly [string, string]> {
+  return new Map(rows.map(([resolution, ratio, width, height]) => [`${width}x${height}`, [ratio, resolution] as const]));
 }
 
 export function badVideoAnswer(target: ProviderTarget, what: string): GatewayError {

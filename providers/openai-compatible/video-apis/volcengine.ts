@@ -5,18 +5,22 @@
  * expired, content {video_url} once succeeded, with the duration made, and error {code, message} once failed.
  * The parameters travel as the text's commands, which every Seedance model reads. Seedance has no negative
  * prompt, its text-to-video models (-t2v) no first frame, and it makes 2 to 12 seconds at 480p, 720p or 1080p in
- * its ratios (a size names them by its pixel count and shape: 864x480 and 854x480 are both 480p at 16:9);
- * anything else is refused here.
+ * its ratios, a size naming one of its frames (1248x704 is 720p at 16:9); anything else is refused here.
  */
 import type { VideoRequest, VideoTaskState } from '../../../core/canonical/video.ts';
 import type { ProviderTarget } from '../../../core/dispatch/provider.ts';
 import {
-  badVideoAnswer, checkSeconds, count, errorText, jsonGet, jsonPost, nearRatio, nearResolution, record, refuseFields, sizeParts, text, videoRefused,
+  badVideoAnswer, checkSeconds, count, errorText, jsonGet, frames, jsonPost, record, refuseFields, text, videoRefused,
   type CompatibleVideo,
 } from './shared.ts';
 
 const RATIOS = ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9'];
-const RESOLUTIONS: Record<number, string> = { 480: '480p', 720: '720p', 1080: '1080p' };
+/** Seedance's frames: its pixels are rounded to its encoder's blocks (16:9 at 720p is 1248x704, not 1280x720). */
+const FRAMES = frames([
+  ['480p', '16:9', 864, 480], ['480p', '4:3', 736, 544], ['480p', '1:1', 640, 640], ['480p', '3:4', 544, 736], ['480p', '9:16', 480, 864], ['480p', '21:9', 960, 416],
+  ['720p', '16:9', 1248, 704], ['720p', '4:3', 1120, 832], ['720p', '1:1', 960, 960], ['720p', '3:4', 832, 1120], ['720p', '9:16', 704, 1248], ['720p', '21:9', 1504, 640],
+  ['1080p', '16:9', 1920, 1088], ['1080p', '4:3', 1664, 1248], ['1080p', '1:1', 1440, 1440], ['1080p', '3:4', 1248, 1664], ['1080p', '9:16', 1088, 1920], ['1080p', '21:9', 2176, 928],
+]);
 const TEXT_ONLY = /-t2v(-|$)/i;
 
 function commands(request: VideoRequest, target: ProviderTarget): string[] {
@@ -24,14 +28,11 @@ function commands(request: VideoRequest, target: ProviderTarget): string[] {
   let ratio = request.aspect_ratio;
   if (ratio !== undefined && !RATIOS.includes(ratio)) throw videoRefused(target, `the aspect ratio ${ratio} (${RATIOS.join(', ')})`, 'aspect_ratio');
   if (request.size !== undefined) {
-    const { width, height } = sizeParts(request.size);
-    const sized = nearRatio(width, height, RATIOS);
-    const short = nearResolution(width, height, Object.keys(RESOLUTIONS).map(Number));
-    const resolution = short === undefined ? undefined : RESOLUTIONS[short];
-    if (!sized || !resolution) throw videoRefused(target, `the video size ${request.size} (480p, 720p or 1080p at ${RATIOS.join(', ')})`, 'size');
-    if (ratio !== undefined && ratio !== sized) throw videoRefused(target, `a size (${request.size}) of another aspect ratio than aspect_ratio ${ratio}`, 'aspect_ratio');
-    ratio = sized;
-    out.push(`--resolution ${resolution}`);
+    const frame = FRAMES.get(request.size);
+    if (!frame) throw videoRefused(target, `the video size ${request.size} (Seedance's frames: ${[...FRAMES.keys()].join(', ')}; or an aspect_ratio)`, 'size');
+    if (ratio !== undefined && ratio !== frame[0]) throw videoRefused(target, `a size (${request.size}) of another aspect ratio than aspect_ratio ${ratio}`, 'aspect_ratio');
+    ratio = frame[0];
+    out.push(`--resolution ${frame[1]}`);
   }
   if (ratio !== undefined) out.unshift(`--ratio ${ratio}`);
   const seconds = checkSeconds(request, target, (s) => s >= 2 && s <= 12, '2 to 12');

@@ -1,6 +1,6 @@
 /**
  * xAI's video API (grok-imagine-video) is deferred: POST /videos/generations {model, prompt, duration (1 to 15),
- * aspect_ratio, resolution (480p | 720p), image: {url}} answers {request_id}; GET /videos/{request_id} reads it:
+ * aspect_ratio, resolution (480p | 720p: a frame's short side), image: {url}} answers {request_id}; GET /videos/{request_id} reads it:
  * status pending | done | failed | expired, video {url, duration, respect_moderation} once done, progress, error
  * {code, message}. A pending request may answer 202 with no body at all. The API has no seed or negative prompt,
  * and no sizes beyond its ratios at 480p or 720p: those are refused rather than sent and ignored.
@@ -8,12 +8,18 @@
 import type { VideoRequest, VideoTaskState } from '../../../core/canonical/video.ts';
 import type { ProviderTarget } from '../../../core/dispatch/provider.ts';
 import {
-  badVideoAnswer, checkSeconds, count, errorText, jsonGet, jsonPost, nearRatio, record, refuseFields, sizeParts, text, videoRefused,
+  badVideoAnswer, checkSeconds, count, errorText, jsonGet, frames, jsonPost, record, refuseFields, text, videoRefused,
   type CompatibleVideo,
 } from './shared.ts';
 
 const RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'];
-const RESOLUTIONS: Record<number, string> = { 480: '480p', 720: '720p' };
+/** The frames of each ratio at 480p and 720p, named by their short side as xAI names its resolutions. */
+const FRAMES = frames([
+  ['720p', '16:9', 1280, 720], ['720p', '9:16', 720, 1280], ['720p', '1:1', 720, 720], ['720p', '4:3', 960, 720], ['720p', '3:4', 720, 960],
+  ['720p', '3:2', 1080, 720], ['720p', '2:3', 720, 1080],
+  ['480p', '16:9', 854, 480], ['480p', '9:16', 480, 854], ['480p', '1:1', 480, 480], ['480p', '4:3', 640, 480], ['480p', '3:4', 480, 640],
+  ['480p', '3:2', 720, 480], ['480p', '2:3', 480, 720],
+]);
 
 function body(request: VideoRequest, target: ProviderTarget): Record<string, unknown> {
   refuseFields(request, target, ['negative_prompt', 'seed']);
@@ -23,14 +29,10 @@ function body(request: VideoRequest, target: ProviderTarget): Record<string, unk
   let ratio = request.aspect_ratio;
   if (ratio !== undefined && !RATIOS.includes(ratio)) throw videoRefused(target, `the aspect ratio ${ratio} (${RATIOS.join(', ')})`, 'aspect_ratio');
   if (request.size !== undefined) {
-    // xAI names a resolution by the frame's short side (640x480 is 480p at 4:3).
-    const { width, height, short } = sizeParts(request.size);
-    const sized = nearRatio(width, height, RATIOS);
-    const resolution = RESOLUTIONS[short];
-    if (!sized || !resolution) throw videoRefused(target, `the video size ${request.size} (480p or 720p at ${RATIOS.join(', ')})`, 'size');
-    if (ratio !== undefined && ratio !== sized) throw videoRefused(target, `a size (${request.size}) of another aspect ratio than aspect_ratio ${ratio}`, 'aspect_ratio');
-    ratio = sized;
-    out.resolution = resolution;
+    const frame = FRAMES.get(request.size);
+    if (!frame) throw videoRefused(target, `the video size ${request.size} (${[...FRAMES.keys()].join(', ')}, or an aspect_ratio)`, 'size');
+    if (ratio !== undefined && ratio !== frame[0]) throw videoRefused(target, `a size (${request.size}) of another aspect ratio than aspect_ratio ${ratio}`, 'aspect_ratio');
+    [ratio, out.resolution] = frame;
   }
   if (ratio !== undefined) out.aspect_ratio = ratio;
   if (request.image !== undefined) out.image = { url: request.image };
