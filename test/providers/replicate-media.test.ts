@@ -2,7 +2,8 @@
  * Replicate's media translators against recorded prediction bodies: image input (num_outputs, the size as an
  * aspect ratio, PNG), the progress read from the logs' progress bars, the image output; video jobs (create,
  * created, poll, state through starting -> processing -> succeeded or failed, each model's fields and refusals);
- * Whisper's translation answer; the file URLs an answer must hold.
+ * Whisper's translation answer; speech follow-ups (the file fetched without the credential); the file URLs an
+ * answer must hold.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -143,5 +144,29 @@ describe('replicate whisper translation', () => {
     assert.equal(transcribed.language, 'french');
     assert.equal(transcribed.segments?.length, 2);
     assert.throws(() => translator.fromUpstream({ id: 'w', status: 'succeeded', output: { ...output, translation: null } }, target('openai/whisper'), request, 'translation'), /without translation/);
+  });
+});
+
+describe('replicate speech follow-ups', () => {
+  const translator = replicate.speech!;
+  const request = { model: 'tts', input: 'Hi', voice: 'Wise_Woman', response_format: 'flac' as const };
+  const minimax = target('minimax/speech-02-turbo', { pollIntervalMs: 5 });
+
+  test('a prediction that finished within Prefer: wait: its file is fetched at once, streamed, without the credential or the operator\'s headers', () => {
+    const withHeaders = { ...minimax, headers: { 'x-team': 'audio' } };
+    const create = translator.toUpstream(request, withHeaders);
+    assert.equal(create.headers['x-team'], 'audio');
+    assert.deepEqual(JSON.parse(create.body!), { input: { text: 'Hi', voice_id: 'Wise_Woman', audio_format: 'flac' } });
+    const next = translator.followUp!({ id: 's1', status: 'succeeded', output: 'https://replicate.delivery/xezq/s1.flac', urls }, withHeaders, 0, request);
+    assert.deepEqual(next, { request: { method: 'GET', path: 'https://replicate.delivery/xezq/s1.flac', headers: { accept: 'audio/*' } }, stream: true });
+    assert.equal(translator.contentType!(request, minimax), 'audio/flac');
+  });
+
+  test('unfinished: polled with the credential; an output that is not one file URL is malformed', () => {
+    const next = translator.followUp!({ id: 's1', status: 'processing', output: null, urls }, minimax, 2, request);
+    assert.deepEqual(next, { request: { method: 'GET', path: urls.get, headers: { accept: 'application/json', authorization: 'Bearer r8_key' } }, delayMs: 11 });
+    assert.throws(() => translator.followUp!({ id: 's1', status: 'succeeded', output: ['https://a/1.mp3', 'https://a/2.mp3'], urls }, minimax, 0, request), /several files/);
+    assert.throws(() => translator.followUp!({ id: 's1', status: 'succeeded', output: 'file:///etc/passwd', urls }, minimax, 0, request), /not file URLs/);
+    assert.throws(() => translator.followUp!({ id: 's1', status: 'processing', output: null, urls: { get: 'https://elsewhere.example/p/s1' } }, minimax, 0, request), /not Replicate's/);
   });
 });
