@@ -21,7 +21,7 @@ export default defineProvider({
     type: 'object', additionalProperties: false,
     description: 'Replicate options. The upstream model is owner/name (an official model), owner/name:version, a version id, or deployments/owner/name. The API token (apiKey) is sent as a bearer token.',
     properties: {
-      waitSeconds: { type: 'integer', minimum: 1, maximum: 60, default: 60, description: 'Prefer: wait=N on creation: how long Replicate holds the request for the output before the gateway polls.' },
+      waitSeconds: { type: 'integer', minimum: 1, maximum: 60, default: 60, description: 'Prefer: wait=N on creating a chat, transcription or speech prediction: how long Replicate holds the request for the output before the gateway polls. Image and video predictions are polled from the start, so their progress is seen.' },
       pollIntervalMs: { type: 'integer', minimum: 1, default: 500, description: 'The first wait before polling an unfinished prediction; each later wait is 1.5 times longer.' },
       maxPollIntervalMs: { type: 'integer', minimum: 1, default: 5000, description: 'The longest wait between two polls.' },
       maxTokensField: { type: 'string', enum: ['max_tokens', 'max_new_tokens'], default: 'max_tokens', description: "The input field the model reads its output limit from (Llama 2 era models: max_new_tokens)." },

@@ -62,7 +62,7 @@ export function asPrediction(body: unknown, target: ProviderTarget): Prediction 
   return p;
 }
 
-export function followed(url: string | undefined, target: ProviderTarget, what: string): string {
+function followed(url: string | undefined, target: ProviderTarget, what: string): string {
   let parsed: URL;
   try {
     parsed = new URL(url ?? '');
