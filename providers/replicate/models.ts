@@ -75,6 +75,7 @@ const VEO: VideoProfile = { imageField: 'image', duration: true, aspectRatios: [
 
 const VIDEO_MODELS: ReadonlyArray<readonly [string, VideoProfile]> = [
   ['google/veo-', VEO],
+  ['kwaivgi/kling-', { imageField: 'start_image', duration: true, aspectRatios: ['16:9', '9:16', '1:1'], resolutions: [], negativePrompt: true, seed: false }],
   ['minimax/video-01', { imageField: 'first_frame_image', duration: false, fixedSeconds: 6, aspectRatios: [], resolutions: [], negativePrompt: false, seed: false }],
 ];
 

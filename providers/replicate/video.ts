@@ -1,9 +1,10 @@
 /**
  * Video generation on Replicate (Veo: {prompt, duration, aspect_ratio, resolution, image, negative_prompt, seed};
- * MiniMax video-01: {prompt, first_frame_image}, six seconds): the job is a prediction, created without holding
- * the request, read at GET /predictions/{id} by the job runner. Its output is the video's URL on Replicate's
- * delivery host, which anyone holding it may fetch. What the model cannot do (a length, a ratio, a negative
- * prompt) is refused at creation rather than dropped.
+ * Kling: {prompt, duration, aspect_ratio, start_image, negative_prompt}; MiniMax video-01: {prompt,
+ * first_frame_image}, six seconds): the job is a prediction, created without holding the request, read at
+ * GET /predictions/{id} by the job runner. Its output is the video's URL on Replicate's delivery host, which
+ * anyone holding it may fetch. What the model cannot do (a length, a ratio, a negative prompt) is refused at
+ * creation rather than dropped.
  */
 import type { VideoRequest, VideoTaskState } from '../../core/canonical/video.ts';
 import type { ProviderTarget, VideoTranslator } from '../../core/dispatch/provider.ts';

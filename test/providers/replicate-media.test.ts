@@ -111,6 +111,13 @@ describe('replicate video', () => {
     assert.deepEqual(done, { status: 'completed', progress: 100, result: { url: 'https://replicate.delivery/v.mp4' }, seconds: 6 });
   });
 
+  test('kling: start_image, the size as a ratio and no resolution; a seed is refused', () => {
+    const kling = target('kwaivgi/kling-v2.0');
+    assert.deepEqual(JSON.parse(translator.create({ model: 'k', prompt: 'p', seconds: 10, size: '1024x1024', image: 'https://example.com/a.png', negative_prompt: 'blur' }, kling).body!).input,
+      { prompt: 'p', duration: 10, aspect_ratio: '1:1', start_image: 'https://example.com/a.png', negative_prompt: 'blur' });
+    assert.throws(() => translator.create({ model: 'k', prompt: 'p', seed: 1 }, kling), refusedWith('seed'));
+  });
+
   test('created, poll, state: starting -> queued, processing -> in_progress with the logs\' progress, succeeded -> the URL, failed and canceled -> failed', () => {
     const created = translator.created({ id: 'v9', status: 'starting', logs: '', output: null, urls }, veo, { model: 'veo', prompt: 'p' });
     assert.deepEqual(created, { taskId: 'v9', state: { status: 'queued' } });
