@@ -10,6 +10,7 @@ import { CATALOGUE, type CompatibleEntry } from './catalogue.ts';
 import { compatibleEmbeddings } from './embeddings.ts';
 import { applyReasoning, checkRefusals, normalizeChunk, normalizeCompletion, shapeBody } from './policy.ts';
 import { compatibleRerank } from './rerank.ts';
+import { compatibleSpeech } from './speech.ts';
 import { compatibleTranscription } from './transcription.ts';
 
 /** Bearer only when a key is configured (ollama and vllm run without one), plus the entry's own headers. */
@@ -48,7 +49,8 @@ function compatibleCompletion(entry: CompatibleEntry, legacy: { path?: string })
 function describe(entry: CompatibleEntry): string {
   const where = entry.defaultBaseUrl ? `Default base URL ${entry.defaultBaseUrl}.` : `No default base URL: set baseUrl to ${entry.baseUrlTemplate}.`;
   const modalities = ['chat', ...(entry.completion ? ['completion'] : []), ...(entry.embeddings ? ['embeddings'] : []), ...(entry.rerank ? ['rerank'] : []),
-    ...(entry.audio ? ['transcription'] : []), ...(entry.audio?.translation ? ['translation'] : [])].join(', ');
+    ...(entry.audio ? ['transcription'] : []), ...(entry.audio?.translation ? ['translation'] : []), ...(entry.speech ? ['speech'] : []),
+    ...(entry.image ? ['image'] : [])].join(', ');
   return `${entry.displayName} (OpenAI-compatible: ${modalities}). ${where}${entry.notes ? ` ${entry.notes}` : ''}`;
 }
 
@@ -66,12 +68,16 @@ export function compatibleProvider(entry: CompatibleEntry): ProviderDefinition {
       ...(entry.rerank ? { rerank: {} } : {}),
       ...(entry.audio ? { transcription: {} } : {}),
       ...(entry.audio?.translation ? { translation: {} } : {}),
+      ...(entry.image ? { image: entry.image.maxImages ? { maxImages: entry.image.maxImages } : {} } : {}),
+      ...(entry.speech ? { speech: {} } : {}),
     },
     chat: compatibleChat(entry),
     ...(entry.completion ? { completion: compatibleCompletion(entry, entry.completion) } : {}),
     ...(entry.embeddings ? { embeddings: compatibleEmbeddings(entry.embeddings, compatibleHeaders(entry)) } : {}),
     ...(entry.rerank ? { rerank: compatibleRerank(entry.rerank) } : {}),
     ...(entry.audio ? { transcription: compatibleTranscription(entry.audio, compatibleHeaders(entry)) } : {}),
+    ...(entry.image ? { image: entry.image.translator(compatibleHeaders(entry)) } : {}),
+    ...(entry.speech ? { speech: compatibleSpeech(entry.speech, compatibleHeaders(entry)) } : {}),
     mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
   });
 }
