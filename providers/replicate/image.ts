@@ -10,7 +10,7 @@ import { logProgress, mediaPrediction, outputUrls, succeeded } from './media.ts'
 import { imageProfile, nearestRatio, refused } from './models.ts';
 import { nextStep } from './predictions.ts';
 
-/** The most images one prediction of any listed model makes: the core splits a request for more. */
+/** The most images one prediction of any listed model makes (maxImages(target) says each model's). */
 export const MAX_IMAGES = 4;
 
 export function imageInput(request: ImageRequest, target: ProviderTarget): Record<string, unknown> {
@@ -31,6 +31,8 @@ export const replicateImage: ImageTranslator = {
   toUpstream: (request, target) => mediaPrediction(target, imageInput(request, target), false),
   followUp: (body, target, step) => nextStep(body, target, false, step),
   progress: logProgress,
+  // FLUX Pro models make one image a prediction: the core makes one call per image for them.
+  maxImages: (target) => imageProfile(target).maxOutputs,
   fromUpstream(body, target) {
     const urls = outputUrls(succeeded(body, target), target);
     return { images: urls.map((url) => ({ url })) };
