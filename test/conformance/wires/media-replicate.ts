@@ -7,7 +7,19 @@
  * kit's (/kit-files/). Errors are problem details {title, detail, status}.
  */
 import assert from 'node:assert/strict';
-import type { ImageWire, MediaAnswer, MediaRequest, SpeechWire, TranscriptionWire } from '../media-wire.ts';
+import { assertDocumented, type ImageWire, type MediaAnswer, type MediaRequest, type SpeechWire, type TranscriptionWire } from '../media-wire.ts';
+
+/** The input fields each model's schema documents (replicate.com/{owner}/{name}/api). */
+const WHISPER_FIELDS = ['audio', 'model', 'transcription', 'translate', 'language', 'temperature', 'patience', 'suppress_tokens', 'initial_prompt', 'condition_on_previous_text', 'temperature_increment_on_fallback', 'compression_ratio_threshold', 'logprob_threshold', 'no_speech_threshold'];
+const MINIMAX_SPEECH_FIELDS = ['text', 'voice_id', 'speed', 'volume', 'pitch', 'emotion', 'english_normalization', 'sample_rate', 'bitrate', 'audio_format', 'channel', 'subtitle_enable', 'language_boost'];
+const FLUX_SCHNELL_FIELDS = ['prompt', 'aspect_ratio', 'num_outputs', 'num_inference_steps', 'seed', 'output_format', 'output_quality', 'disable_safety_checker', 'go_fast', 'megapixels'];
+
+/** A creation's body is {input} (the model in the path); its input names only the model's fields. */
+function checked(req: MediaRequest, fields: readonly string[]): Record<string, any> {
+  assertDocumented(req.json, ['input'], req.path);
+  assertDocumented(req.json.input, fields, req.path);
+  return req.json.input;
+}
 
 const json = (body: unknown, status = 200): MediaAnswer => ({ status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
@@ -63,8 +75,9 @@ export function replicateTranscriptionWire(): TranscriptionWire {
     summarize(req) {
       const model = modelOf(req);
       if (!model) return null;
-      const audio = String(req.json.input.audio ?? '');
-      return { model, audio: Buffer.from(audio.slice(audio.indexOf(',') + 1), 'base64'), language: req.json.input.language ?? null, task: req.json.input.translate ? 'translation' : 'transcription' };
+      const input = checked(req, WHISPER_FIELDS);
+      const audio = String(input.audio ?? '');
+      return { model, audio: Buffer.from(audio.slice(audio.indexOf(',') + 1), 'base64'), language: input.language ?? null, task: input.translate ? 'translation' : 'transcription' };
     },
     errorBody: replicateError,
     assertAuth: bearer,
@@ -79,7 +92,9 @@ export function replicateSpeechWire(): SpeechWire {
     answer: (req, _chunks, files) => answer(req, files),
     summarize: (req) => {
       const model = modelOf(req);
-      return model ? { model, input: req.json.input.text, voice: req.json.input.voice_id } : null;
+      if (!model) return null;
+      const input = checked(req, MINIMAX_SPEECH_FIELDS);
+      return { model, input: input.text, voice: input.voice_id, format: input.audio_format };
     },
     errorBody: replicateError,
     assertAuth: bearer,
@@ -92,7 +107,9 @@ export function replicateImageWire(): ImageWire {
     answer: (req, _png, files) => answer(req, files),
     summarize: (req) => {
       const model = modelOf(req);
-      return model ? { model, prompt: req.json.input.prompt, n: req.json.input.num_outputs ?? 1 } : null;
+      if (!model) return null;
+      const input = checked(req, FLUX_SCHNELL_FIELDS);
+      return { model, prompt: input.prompt, n: input.num_outputs ?? 1 };
     },
     errorBody: replicateError,
     assertAuth: bearer,
