@@ -2,7 +2,8 @@
  * Image generation on Replicate (FLUX models: {prompt, num_outputs, aspect_ratio, output_format}): a prediction
  * whose output is a list of image URLs (one URL for models that make one image). It is created without holding
  * the request and polled, so each poll's logs give the progress the /image-progress socket reports. The size
- * asked becomes the nearest aspect ratio the model takes (within 5%); a size that is near none is refused.
+ * asked becomes the nearest aspect ratio the model takes (within 5%); a size that is near none is refused, as
+ * are a quality and a style (FLUX has neither).
  */
 import type { ImageRequest } from '../../core/canonical/image.ts';
 import type { ImageTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
@@ -16,6 +17,9 @@ export const MAX_IMAGES = 4;
 export function imageInput(request: ImageRequest, target: ProviderTarget): Record<string, unknown> {
   const profile = imageProfile(target);
   if (request.n > profile.maxOutputs) throw refused(target, `${request.n} images in one call (it makes ${profile.maxOutputs})`, 'n');
+  // FLUX has neither a quality nor a style setting: refused rather than dropped.
+  if (request.quality !== undefined) throw refused(target, `quality ${request.quality}`, 'quality');
+  if (request.style !== undefined) throw refused(target, `style ${request.style}`, 'style');
   // PNG, the format OpenAI's images come in; flux's default would be webp.
   const input: Record<string, unknown> = { prompt: request.prompt, output_format: 'png' };
   if (profile.maxOutputs > 1) input.num_outputs = request.n;

@@ -51,9 +51,11 @@ describe('replicate images', () => {
     assert.equal(replicate.capabilities.image?.maxImages, 4);
   });
 
-  test('sizes: OpenAI\'s map to a ratio the model takes; one near none is refused; flux-1.1-pro makes one image a call and has no num_outputs', () => {
+  test('sizes: OpenAI\'s map to a ratio the model takes; one near none is refused, as are quality and style; flux-1.1-pro makes one image a call and has no num_outputs', () => {
     assert.deepEqual(['1024x1024', '1536x1024', '1024x1536', '1024x1792', '768x1344'].map((s) => nearestRatio(s, ['1:1', '16:9', '3:2', '2:3', '9:16'])), ['1:1', '3:2', '2:3', '9:16', '9:16']);
     assert.throws(() => translator.toUpstream(image({ size: '4000x1000' }), target('black-forest-labs/flux-schnell')), refusedWith('size'));
+    assert.throws(() => translator.toUpstream(image({ quality: 'hd' }), target('black-forest-labs/flux-schnell')), refusedWith('quality'));
+    assert.throws(() => translator.toUpstream(image({ style: 'vivid' }), target('black-forest-labs/flux-schnell')), refusedWith('style'));
     const pro = JSON.parse(translator.toUpstream(image({ size: '1024x1024' }), target('black-forest-labs/flux-1.1-pro')).body!);
     assert.deepEqual(pro.input, { prompt: 'a red fox', output_format: 'png', aspect_ratio: '1:1' });
     assert.deepEqual(['black-forest-labs/flux-1.1-pro', 'black-forest-labs/flux-schnell', 'someone/unknown'].map((m) => translator.maxImages!(target(m))), [1, 4, 4], 'the core splits n by it');
