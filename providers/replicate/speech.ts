@@ -2,8 +2,8 @@
  * Text to speech on Replicate (MiniMax speech models: {text, voice_id, speed, audio_format}): a prediction whose
  * output is the URL of the audio file. The prediction is created holding the request (Prefer: wait), polled
  * while unfinished, and the last follow-up fetches the file, which the core streams to the caller. The file is
- * on Replicate's delivery host, which needs no credential: neither the key nor the operator's headers are sent there. Formats and speeds the model
- * cannot give are refused before any call, never approximated.
+ * on Replicate's delivery host, which needs no credential: neither the key nor the operator's headers go there.
+ * Formats and speeds the model cannot give are refused before any call, never approximated.
  */
 import { SPEECH_CONTENT_TYPES, type SpeechRequest } from '../../core/canonical/audio.ts';
 import type { ProviderTarget, SpeechTranslator } from '../../core/dispatch/provider.ts';

@@ -3,7 +3,8 @@
  * the prediction's JSON as a data: URI, with `transcription: "plain text"` (the segments come with every answer).
  * The output is {transcription, segments, detected_language, translation}; `translate: true` makes the model
  * transcribe and also translate, the English text being `translation` while the segments stay the spoken
- * language's, so a translation answers with the text only and is metered by the segments' end.
+ * language's, so a translation answers with the text only and is metered by the segments' end. Replicate
+ * recommends data: URIs for files under 1 MB; larger ones (up to the gateway's 10 MB) are sent the same way.
  */
 import type { TranscriptionRequest, TranscriptionResult, TranscriptSegment } from '../../core/canonical/audio.ts';
 import type { ProviderTarget, TranscriptionTask, TranscriptionTranslator } from '../../core/dispatch/provider.ts';
