@@ -44,4 +44,17 @@ describe('the provider registry', () => {
       assert.deepEqual(declared.filter((slug) => !marked.includes(slug)), [], `providers declaring ${modality} that PROVIDERS.md does not mark ${letter}`);
     }
   });
+
+  test('images and video (i, v): every provider declaring a modality is marked for it in PROVIDERS.md; the pairs still missing are listed', () => {
+    const rows = catalogueRows();
+    for (const [letter, modality] of [['i', 'image'], ['v', 'video']] as const) {
+      const marked = rows.filter((row) => row.modalities.includes(letter)).map((row) => row.slug).sort();
+      const declared = builtInProviders.filter((p) => p.capabilities[modality] && p[modality]).map((p) => p.slug).sort();
+      const missing = marked.filter((slug) => !declared.includes(slug));
+      console.log(`${modality}: ${declared.length} of ${marked.length} provider x ${modality} pairs of PROVIDERS.md registered${missing.length > 0 ? `; missing: ${missing.join(', ')}` : ''}`);
+      assert.deepEqual(declared.filter((slug) => !marked.includes(slug)), [], `providers declaring ${modality} that PROVIDERS.md does not mark ${letter}`);
+    }
+    for (const slug of ['stability-ai', 'runway']) assert.ok(builtInProviders.some((p) => p.slug === slug && p.capabilities.image && p.image), `${slug} declares images`);
+    assert.ok(builtInProviders.some((p) => p.slug === 'runway' && p.capabilities.video && p.video), 'runway declares video');
+  });
 });
