@@ -8,6 +8,7 @@
 import type { ImageRequest } from '../../core/canonical/image.ts';
 import type { FollowUp, ImageTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
+import { isRecord } from '../shared/transcripts.ts';
 import { asTask, createdId, createTask, DEFAULT_POLL_INTERVAL_MS, malformed, percent, pixelRatio, readTask, taskError, type RunwayOptions } from './tasks.ts';
 
 /** The resolutions gen4_image makes. */
@@ -52,10 +53,7 @@ export const runwayImage: ImageTranslator = {
       default: return poll(task.id, target);
     }
   },
-  progress(body) {
-    const task = body as { status?: unknown; progress?: unknown } | null;
-    return task?.status === 'RUNNING' && typeof task.progress === 'number' ? percent({ id: '', status: 'RUNNING', progress: task.progress }) : undefined;
-  },
+  progress: (body) => (isRecord(body) ? percent(body) : undefined),
   fromUpstream(body, target) {
     const task = asTask(body, target);
     const urls = Array.isArray(task.output) ? task.output.filter((u): u is string => typeof u === 'string' && u !== '') : [];

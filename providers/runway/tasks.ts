@@ -61,7 +61,7 @@ export function asTask(body: unknown, target: ProviderTarget): RunwayTask {
 }
 
 /** A RUNNING task's progress, 0 to 100. */
-export function percent(task: RunwayTask): number | undefined {
+export function percent(task: { status?: unknown; progress?: unknown }): number | undefined {
   return task.status === 'RUNNING' && typeof task.progress === 'number' && Number.isFinite(task.progress)
     ? Math.min(Math.max(task.progress, 0), 1) * 100
     : undefined;
