@@ -7,8 +7,12 @@
  * What each known model takes (Runway's API reference): gen4_turbo and gen3a_turbo need a first frame; gen4.5,
  * veo3, veo3.1 and veo3.1_fast also start from text. `size` must be one of the model's resolutions (sent as
  * `W:H`); an `aspect_ratio` picks the resolution closest to it; neither, the model's first (landscape). Without
- * `seconds` the model's shortest length is asked for explicitly, so what is billed is what was made. A model
- * not in the table gets the request as it is, for Runway to judge.
+ * `seconds` the model's shortest length is asked for explicitly. A model not in the table gets the request as
+ * it is, for Runway to judge.
+ *
+ * Runway's task answers do not say how long the video is, so the length sent on create travels with the task id
+ * (`<id>#<seconds>`, the id the job keeps): the completed state reports it, and the job is billed by what was
+ * made even when the caller asked no length.
  */
 import type { VideoRequest, VideoTaskState } from '../../core/canonical/video.ts';
 import type { ProviderTarget, VideoTranslator } from '../../core/dispatch/provider.ts';
@@ -88,8 +92,18 @@ export function runwayVideoBody(request: VideoRequest, target: ProviderTarget): 
   return { path: request.image !== undefined ? '/image_to_video' : '/text_to_video', body };
 }
 
-/** A task read from Runway -> the job's state. */
-export function videoState(body: unknown, target: ProviderTarget): VideoTaskState {
+/** The job's task reference: Runway's task id, and the length asked of it when one was. */
+export function taskRef(id: string, seconds: unknown): string {
+  return typeof seconds === 'number' ? `${id}#${seconds}` : id;
+}
+
+export function parseTaskRef(ref: string): { id: string; seconds?: number } {
+  const match = /^(.*)#(\d+)$/.exec(ref);
+  return match ? { id: match[1]!, seconds: Number(match[2]) } : { id: ref };
+}
+
+/** A task read from Runway -> the job's state; `seconds` is the length asked on create. */
+export function videoState(body: unknown, target: ProviderTarget, seconds?: number): VideoTaskState {
   const task = asTask(body, target);
   switch (task.status) {
     case 'PENDING':
@@ -98,7 +112,7 @@ export function videoState(body: unknown, target: ProviderTarget): VideoTaskStat
     case 'SUCCEEDED': {
       const url = Array.isArray(task.output) ? task.output.find((u): u is string => typeof u === 'string' && u !== '') : undefined;
       if (!url) return { status: 'failed', error: 'Runway reported the task SUCCEEDED without an output URL' };
-      return { status: 'completed', progress: 100, result: { url, contentType: 'video/mp4' } };
+      return { status: 'completed', progress: 100, result: { url, contentType: 'video/mp4' }, ...(seconds !== undefined ? { seconds } : {}) };
     }
     case 'FAILED':
     case 'CANCELLED': return { status: 'failed', error: failureOf(task) };
@@ -110,7 +124,11 @@ export const runwayVideo: VideoTranslator = {
     const { path, body } = runwayVideoBody(request, target);
     return createTask(target, path, body);
   },
-  created: (body, target) => ({ taskId: createdId(body, target), state: { status: 'queued', progress: 0 } }),
-  poll: (taskId, target) => readTask(taskId, target),
-  state: (body, target) => videoState(body, target),
+  created(body, target, request) {
+    // The length create sent, which runwayVideoBody decides again the same way.
+    const { body: sent } = runwayVideoBody(request, target);
+    return { taskId: taskRef(createdId(body, target), sent.duration), state: { status: 'queued', progress: 0 } };
+  },
+  poll: (taskId, target) => readTask(parseTaskRef(taskId).id, target),
+  state: (body, target, taskId) => videoState(body, target, parseTaskRef(taskId).seconds),
 };

@@ -100,26 +100,29 @@ describe('runway translators', () => {
     assert.equal(runway.mapError(502, 'Bad gateway', target('gen4_image')).code, 'UPSTREAM_ERROR');
   });
 
-  test('video: gen4_turbo from a first frame to /image_to_video (ratio, duration 5 by default, seed); created, polled and read', async () => {
+  test('video: gen4_turbo from a first frame to /image_to_video (ratio, duration 5 by default, seed); created, polled and read with its length', async () => {
     const t = target('gen4_turbo');
-    const create = videos.create(video({ image: 'https://example.com/first.png', aspect_ratio: '16:9', seed: 7 }), t);
+    const asked = video({ image: 'https://example.com/first.png', aspect_ratio: '16:9', seed: 7 });
+    const create = videos.create(asked, t);
     assert.equal(create.path, '/image_to_video');
     assert.deepEqual(JSON.parse(create.body!), { model: 'gen4_turbo', promptImage: 'https://example.com/first.png', promptText: 'waves at dusk', ratio: '1280:720', duration: 5, seed: 7 });
     const answer = await sendUpstream(t.baseUrl, create);
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
-    const { taskId, state } = videos.created(answer.body, t, video());
+    const { taskId, state } = videos.created(answer.body, t, asked);
     assert.deepEqual(state, { status: 'queued', progress: 0 });
-    assert.ok(fake.tasks.has(taskId));
+    const [id, seconds] = taskId.split('#');
+    assert.equal(seconds, '5', 'the length sent travels with the task id: Runway\'s answers do not say it');
+    assert.ok(fake.tasks.has(id!));
     const states = [];
     for (let i = 0; i < 4; i++) {
       const read = videos.poll(taskId, t);
-      assert.deepEqual([read.method, read.path, read.headers['x-runway-version']], ['GET', `/tasks/${taskId}`, RUNWAY_VERSION]);
+      assert.deepEqual([read.method, read.path, read.headers['x-runway-version']], ['GET', `/tasks/${id}`, RUNWAY_VERSION]);
       states.push(videos.state((await sendUpstream(t.baseUrl, read)).body, t, taskId));
     }
-    const url = `${fake.origin}/outputs/${taskId}.mp4`;
+    const url = `${fake.origin}/outputs/${id}.mp4`;
     assert.deepEqual(states, [
       { status: 'queued', progress: 0 }, { status: 'in_progress', progress: 30 }, { status: 'in_progress', progress: 70 },
-      { status: 'completed', progress: 100, result: { url, contentType: 'video/mp4' } },
+      { status: 'completed', progress: 100, result: { url, contentType: 'video/mp4' }, seconds: 5 },
     ]);
     assert.deepEqual(Buffer.from(await (await fetch(url)).arrayBuffer()), MP4_BYTES, 'public: fetched without a credential');
     assert.equal(videos.download, undefined);
