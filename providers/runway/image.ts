@@ -26,7 +26,7 @@ function ratioOf(request: ImageRequest, target: ProviderTarget): string {
   const ratio = pixelRatio(request.size);
   if (!ratio) throw invalid('/size', `size must be WIDTHxHEIGHT, got "${request.size}"`);
   if (target.upstreamModel === 'gen4_image' && !(GEN4_IMAGE_RATIOS as readonly string[]).includes(ratio)) {
-    throw invalid('/size', `size ${request.size} is not one gen4_image makes (${GEN4_IMAGE_RATIOS.map((r) => r.replace(':', 'x')).join(', ')})`);
+    throw new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${target.slug}: size ${request.size} is not one gen4_image makes (${GEN4_IMAGE_RATIOS.map((r) => r.replace(':', 'x')).join(', ')})`, { provider: target.slug, parameters: ['size'] });
   }
   return ratio;
 }

@@ -40,19 +40,21 @@ export const VIDEO_MODELS: Record<string, VideoModel> = {
 };
 
 const invalid = (path: string, message: string) => new GatewayError('VALIDATION_ERROR', message, [{ path, message }]);
-const unsupported = (target: ProviderTarget, what: string, capability: string) =>
-  new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${target.slug} does not support ${what}`, { provider: target.slug, capability });
+/** A value the model cannot take: refused, never rounded (the model's next target, if any, is tried). */
+const refused = (target: ProviderTarget, parameter: string, message: string) =>
+  new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${target.slug}: ${message}`, { provider: target.slug, parameters: [parameter] });
 
 const quotient = (ratio: string) => {
   const [w, h] = ratio.split(':').map(Number) as [number, number];
   return w / h;
 };
 
-function ratioOf(request: VideoRequest, model: VideoModel | undefined, name: string): string | undefined {
+function ratioOf(request: VideoRequest, model: VideoModel | undefined, target: ProviderTarget): string | undefined {
+  const name = target.upstreamModel;
   if (request.size !== undefined) {
     const ratio = pixelRatio(request.size);
     if (!ratio) throw invalid('/size', `size must be WIDTHxHEIGHT, got "${request.size}"`);
-    if (model && !model.ratios.includes(ratio)) throw invalid('/size', `size ${request.size} is not one ${name} makes (${model.ratios.map((r) => r.replace(':', 'x')).join(', ')})`);
+    if (model && !model.ratios.includes(ratio)) throw refused(target, 'size', `size ${request.size} is not one ${name} makes (${model.ratios.map((r) => r.replace(':', 'x')).join(', ')})`);
     return ratio;
   }
   if (request.aspect_ratio !== undefined) {
@@ -61,26 +63,26 @@ function ratioOf(request: VideoRequest, model: VideoModel | undefined, name: str
     const wanted = quotient(request.aspect_ratio);
     const [closest] = [...model.ratios].sort((a, b) => Math.abs(quotient(a) - wanted) - Math.abs(quotient(b) - wanted));
     // gen3a_turbo's 5:3 is the nearest it comes to 16:9; nothing it makes is near 1:1.
-    if (!closest || Math.abs(quotient(closest) - wanted) / wanted > 0.07) throw invalid('/aspect_ratio', `${name} makes no video near ${request.aspect_ratio} (${model.ratios.join(', ')})`);
+    if (!closest || Math.abs(quotient(closest) - wanted) / wanted > 0.07) throw refused(target, 'aspect_ratio', `${name} makes no video near ${request.aspect_ratio} (${model.ratios.join(', ')})`);
     return closest;
   }
   return model?.ratios[0];
 }
 
-function durationOf(request: VideoRequest, model: VideoModel | undefined, name: string): number | undefined {
+function durationOf(request: VideoRequest, model: VideoModel | undefined, target: ProviderTarget): number | undefined {
   if (request.seconds === undefined) return model ? Math.min(...model.durations) : undefined;
-  if (model && !model.durations.includes(request.seconds)) throw invalid('/seconds', `${name} makes videos of ${model.durations.join(', ')} seconds, not ${request.seconds}`);
+  if (model && !model.durations.includes(request.seconds)) throw refused(target, 'seconds', `${target.upstreamModel} makes videos of ${model.durations.join(', ')} seconds, not ${request.seconds}`);
   return request.seconds;
 }
 
 export function runwayVideoBody(request: VideoRequest, target: ProviderTarget): { path: string; body: Record<string, unknown> } {
   const name = target.upstreamModel;
   const model = VIDEO_MODELS[name];
-  if (request.negative_prompt !== undefined) throw unsupported(target, 'negative_prompt for video (Runway takes no negative prompt)', 'negative_prompt');
-  if (request.image === undefined && model && !model.text) throw invalid('/image', `${name} makes video from an image: give the first frame as image (an https URL or a data: URI)`);
-  if (request.seed !== undefined && model && !model.seed) throw unsupported(target, `a seed with ${name}`, 'seed');
-  const ratio = ratioOf(request, model, name);
-  const duration = durationOf(request, model, name);
+  if (request.negative_prompt !== undefined) throw refused(target, 'negative_prompt', 'Runway takes no negative prompt');
+  if (request.image === undefined && model && !model.text) throw refused(target, 'image', `${name} makes video from an image: give the first frame as image (an https URL or a data: URI)`);
+  if (request.seed !== undefined && model && !model.seed) throw refused(target, 'seed', `${name} takes no seed`);
+  const ratio = ratioOf(request, model, target);
+  const duration = durationOf(request, model, target);
   const body: Record<string, unknown> = {
     model: name,
     ...(request.image !== undefined ? { promptImage: request.image } : {}),

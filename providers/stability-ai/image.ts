@@ -10,7 +10,8 @@
  * anything else is refused before any I/O (a configuration mistake, not something to guess at).
  *
  * `size` becomes `aspect_ratio`: Stability takes ratios, not pixels, so a size whose ratio is not one of the nine
- * it makes (within 1%, for sizes rounded to multiples of 8 or 64) is refused rather than silently reshaped.
+ * it makes (within 1%, for sizes rounded to multiples of 8 or 64) is refused (400 CAPABILITY_NOT_SUPPORTED) rather
+ * than silently reshaped.
  * `style` is a Stability style preset. The canonical request has no negative prompt or seed: the provider
  * block's options give them.
  */
@@ -35,6 +36,9 @@ export interface StabilityOptions {
 }
 
 const invalid = (path: string, message: string) => new GatewayError('VALIDATION_ERROR', message, [{ path, message }]);
+/** A value Stability cannot take: refused, never reshaped (the model's next target, if any, is tried). */
+const refused = (target: ProviderTarget, parameter: string, message: string) =>
+  new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${target.slug}: ${message}`, { provider: target.slug, parameters: [parameter] });
 
 /** The v2beta endpoint of an upstream model, and the `model` form field the sd3 endpoint needs. */
 export function endpointOf(target: ProviderTarget): { path: string; model?: string } {
@@ -48,7 +52,7 @@ export function endpointOf(target: ProviderTarget): { path: string; model?: stri
 const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 
 /** WIDTHxHEIGHT -> the Stability aspect ratio it is, or a refusal naming the ratios there are. */
-export function aspectRatioOf(size: string): string {
+export function aspectRatioOf(size: string, target: ProviderTarget): string {
   const match = /^(\d+)x(\d+)$/.exec(size);
   const width = Number(match?.[1]);
   const height = Number(match?.[2]);
@@ -60,13 +64,13 @@ export function aspectRatioOf(size: string): string {
   });
   if (!ratio) {
     const d = gcd(width, height);
-    throw invalid('/size', `size ${size} (${width / d}:${height / d}) has no Stability aspect ratio; sizes of ratio ${ASPECT_RATIOS.join(', ')} are made`);
+    throw refused(target, 'size', `size ${size} (${width / d}:${height / d}) has no Stability aspect ratio; sizes of ratio ${ASPECT_RATIOS.join(', ')} are made`);
   }
   return ratio;
 }
 
-function styleOf(style: string): string {
-  if (!(STYLE_PRESETS as readonly string[]).includes(style)) throw invalid('/style', `style "${style}" is not a Stability style preset (${STYLE_PRESETS.join(', ')})`);
+function styleOf(style: string, target: ProviderTarget): string {
+  if (!(STYLE_PRESETS as readonly string[]).includes(style)) throw refused(target, 'style', `style "${style}" is not a Stability style preset (${STYLE_PRESETS.join(', ')})`);
   return style;
 }
 
@@ -82,10 +86,10 @@ export const stabilityImage: ImageTranslator = {
     if (model && format === 'webp') throw new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${target.slug} does not make webp images with ${model} (png or jpeg)`, { provider: target.slug, capability: 'image' });
     const fields: Array<[string, string]> = [['prompt', request.prompt]];
     if (options.negativePrompt) fields.push(['negative_prompt', options.negativePrompt]);
-    if (request.size !== undefined) fields.push(['aspect_ratio', aspectRatioOf(request.size)]);
+    if (request.size !== undefined) fields.push(['aspect_ratio', aspectRatioOf(request.size, target)]);
     if (options.seed !== undefined) fields.push(['seed', String(options.seed)]);
     fields.push(['output_format', format]);
-    if (request.style !== undefined) fields.push(['style_preset', styleOf(request.style)]);
+    if (request.style !== undefined) fields.push(['style_preset', styleOf(request.style, target)]);
     if (model) fields.push(['model', model]);
     const form = formBody(fields);
     const headers = { ...stabilityHeaders(target), accept: 'application/json', 'content-type': form.contentType };

@@ -91,7 +91,7 @@ describe('images on stability-ai and runway', () => {
     const count = stability.requests.length;
     const size = await postJson(`${gw.url}/v1/images/generations`, { model: 'sd-core', prompt: 'p', size: '1792x1024' }, headers);
     assert.equal(size.status, 400);
-    assert.equal(size.body.error.code, 'VALIDATION_ERROR');
+    assert.equal(size.body.error.code, 'CAPABILITY_NOT_SUPPORTED');
     assert.match(size.body.error.message, /1792x1024 \(7:4\) has no Stability aspect ratio/);
     assert.equal(stability.requests.length, count, 'nothing sent');
     const moderated = await postJson(`${gw.url}/v1/images/generations`, { model: 'sd-core', prompt: 'something forbidden' }, headers);
@@ -143,7 +143,7 @@ describe('images on stability-ai and runway', () => {
     const count = runway.requests.length;
     const size = await postJson(`${gw.url}/v1/images/generations`, { model: 'gen4', prompt: 'p', size: '1792x1024' }, headers);
     assert.equal(size.status, 400);
-    assert.equal(size.body.error.code, 'VALIDATION_ERROR');
+    assert.equal(size.body.error.code, 'CAPABILITY_NOT_SUPPORTED');
     assert.equal(runway.requests.length, count);
     const unsafe = await postJson(`${gw.url}/v1/images/generations`, { model: 'gen4', prompt: 'something unsafe' }, headers);
     assert.equal(unsafe.status, 400, JSON.stringify(unsafe.body));

@@ -91,7 +91,7 @@ describe('video generation on runway', () => {
     const count = fake.requests.length;
     const refused = await postJson(`${gw.url}/v1/video/generations`, { model: 'gen4-video', prompt: 'no frame' }, auth());
     assert.equal(refused.status, 400, JSON.stringify(refused.body));
-    assert.equal(refused.body.error.code, 'VALIDATION_ERROR');
+    assert.equal(refused.body.error.code, 'CAPABILITY_NOT_SUPPORTED');
     assert.match(refused.body.error.message, /gen4_turbo makes video from an image/);
     assert.equal(fake.requests.length, count, 'nothing sent');
     const created = await postJson(`${gw.url}/v1/video/generations`, { model: 'gen4-video', prompt: 'something unsafe', image: FRAME }, auth());

@@ -70,7 +70,7 @@ describe('runway translators', () => {
   test('image: the default size is 1024x1024; sizes gen4_image does not make and gen4_image_turbo are refused before any I/O', () => {
     const body = JSON.parse(images.toUpstream(image(), target('gen4_image')).body!) as Record<string, unknown>;
     assert.equal(body.ratio, '1024:1024');
-    assert.throws(() => images.toUpstream(image({ size: '1792x1024' }), target('gen4_image')), (e: GatewayError) => e.code === 'VALIDATION_ERROR' && /not one gen4_image makes \(1920x1080, 1080x1920/.test(e.message));
+    assert.throws(() => images.toUpstream(image({ size: '1792x1024' }), target('gen4_image')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED' && /not one gen4_image makes \(1920x1080, 1080x1920/.test(e.message));
     assert.throws(() => images.toUpstream(image({ size: 'big' }), target('gen4_image')), (e: GatewayError) => e.code === 'VALIDATION_ERROR');
     assert.throws(() => images.toUpstream(image(), target('gen4_image_turbo')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED' && /reference images/.test(e.message));
   });
@@ -129,15 +129,15 @@ describe('runway translators', () => {
   });
 
   test('video: gen4_turbo without an image is refused; text-capable models go to /text_to_video; sizes, ratios and lengths per model', () => {
-    assert.throws(() => videos.create(video(), target('gen4_turbo')), (e: GatewayError) => e.code === 'VALIDATION_ERROR' && /gen4_turbo makes video from an image/.test(e.message));
+    assert.throws(() => videos.create(video(), target('gen4_turbo')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED' && /gen4_turbo makes video from an image/.test(e.message));
     const text = videos.create(video({ size: '720x1280', seconds: 8 }), target('veo3.1'));
     assert.equal(text.path, '/text_to_video');
     assert.deepEqual(JSON.parse(text.body!), { model: 'veo3.1', promptText: 'waves at dusk', ratio: '720:1280', duration: 8 });
     assert.deepEqual(JSON.parse(videos.create(video({ image: 'data:image/png;base64,AAAA', aspect_ratio: '16:9', seconds: 10 }), target('gen3a_turbo')).body!).ratio, '1280:768', '5:3 is gen3a_turbo\'s nearest to 16:9');
     assert.equal(JSON.parse(videos.create(video(), target('gen4.5')).body!).duration, 2, 'the shortest length, asked for explicitly');
-    assert.throws(() => videos.create(video({ image: 'https://x/y.png', seconds: 7 }), target('gen4_turbo')), (e: GatewayError) => e.code === 'VALIDATION_ERROR' && /5, 10 seconds, not 7/.test(e.message));
-    assert.throws(() => videos.create(video({ image: 'https://x/y.png', size: '1920x1080' }), target('gen4_turbo')), (e: GatewayError) => e.code === 'VALIDATION_ERROR' && /size 1920x1080 is not one gen4_turbo makes/.test(e.message));
-    assert.throws(() => videos.create(video({ image: 'https://x/y.png', aspect_ratio: '1:1' }), target('gen3a_turbo')), (e: GatewayError) => e.code === 'VALIDATION_ERROR' && /no video near 1:1/.test(e.message));
+    assert.throws(() => videos.create(video({ image: 'https://x/y.png', seconds: 7 }), target('gen4_turbo')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED' && /5, 10 seconds, not 7/.test(e.message));
+    assert.throws(() => videos.create(video({ image: 'https://x/y.png', size: '1920x1080' }), target('gen4_turbo')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED' && /size 1920x1080 is not one gen4_turbo makes/.test(e.message));
+    assert.throws(() => videos.create(video({ image: 'https://x/y.png', aspect_ratio: '1:1' }), target('gen3a_turbo')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED' && /no video near 1:1/.test(e.message));
     assert.throws(() => videos.create(video({ negative_prompt: 'rain' }), target('veo3')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED');
     assert.throws(() => videos.create(video({ seed: 1 }), target('veo3')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED');
     const other = videos.create(video({ size: '1280x720', seconds: 6 }), target('gen5_future'));

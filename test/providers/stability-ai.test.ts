@@ -61,16 +61,16 @@ describe('stability-ai image translator', () => {
     assert.throws(() => translator.toUpstream(request(), target('dall-e-3')), (e: GatewayError) => e.code === 'UPSTREAM_BAD_REQUEST' && /not core, ultra or an sd3 model/.test(e.message));
   });
 
-  test('sizes become ratios within 1%; a size of no Stability ratio and an unknown style are refused before any I/O', () => {
-    assert.equal(aspectRatioOf('1024x1024'), '1:1');
-    assert.equal(aspectRatioOf('1366x768'), '16:9', '1.7786 against 1.7778');
-    assert.equal(aspectRatioOf('768x1792'), '9:21');
+  test('sizes become ratios within 1%; a size of no Stability ratio and an unknown style are refused (CAPABILITY_NOT_SUPPORTED) before any I/O', () => {
+    assert.equal(aspectRatioOf('1024x1024', target('core')), '1:1');
+    assert.equal(aspectRatioOf('1366x768', target('core')), '16:9', '1.7786 against 1.7778');
+    assert.equal(aspectRatioOf('768x1792', target('core')), '9:21');
     const count = fake.requests.length;
-    for (const size of ['1792x1024', '832x1216', '0x10']) {
-      assert.throws(() => translator.toUpstream(request({ size }), target('core')), (e: GatewayError) => e.code === 'VALIDATION_ERROR' && /size/.test(e.message), size);
+    for (const size of ['1792x1024', '832x1216']) {
+      assert.throws(() => translator.toUpstream(request({ size }), target('core')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED' && /size/.test(e.message) && (e.details as { parameters: string[] }).parameters[0] === 'size', size);
     }
     assert.throws(() => translator.toUpstream(request({ size: '1792x1024' }), target('core')), /\(7:4\) has no Stability aspect ratio/);
-    assert.throws(() => translator.toUpstream(request({ style: 'vivid' }), target('core')), (e: GatewayError) => e.code === 'VALIDATION_ERROR' && /not a Stability style preset/.test(e.message));
+    assert.throws(() => translator.toUpstream(request({ style: 'vivid' }), target('core')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED' && /not a Stability style preset/.test(e.message));
     assert.equal(fake.requests.length, count);
   });
 
