@@ -8,6 +8,7 @@
 import type { ImageRequest } from '../../core/canonical/image.ts';
 import type { FollowUp, ImageTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
+import { refuseImageFields } from '../openai/images.ts';
 import { isRecord } from '../shared/transcripts.ts';
 import { asTask, createdId, createTask, DEFAULT_POLL_INTERVAL_MS, malformed, percent, pixelRatio, readTask, taskError, type RunwayOptions } from './tasks.ts';
 
@@ -40,6 +41,8 @@ export const runwayImage: ImageTranslator = {
     if (target.upstreamModel === 'gen4_image_turbo') {
       throw new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${target.slug} does not support gen4_image_turbo here: it needs reference images, which POST /v1/images/generations does not carry`, { provider: target.slug, capability: 'image' });
     }
+    // gen4_image has neither a quality nor a style setting: asked for, they are refused, not dropped.
+    refuseImageFields(request, target, ['quality', 'style']);
     return createTask(target, '/text_to_image', { model: target.upstreamModel, promptText: request.prompt, ratio: ratioOf(request, target) });
   },
   followUp(body, target) {

@@ -19,6 +19,7 @@ import type { ImageRequest } from '../../core/canonical/image.ts';
 import { formBody } from '../../core/dispatch/multipart.ts';
 import type { ImageTranslator, ProviderTarget, UpstreamRequest } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
+import { refuseImageFields } from '../openai/images.ts';
 import { isRecord } from '../shared/transcripts.ts';
 
 export const ASPECT_RATIOS = ['16:9', '1:1', '21:9', '2:3', '3:2', '4:5', '5:4', '9:16', '9:21'] as const;
@@ -80,6 +81,8 @@ export function stabilityHeaders(target: ProviderTarget): Record<string, string>
 
 export const stabilityImage: ImageTranslator = {
   toUpstream(request: ImageRequest, target: ProviderTarget): UpstreamRequest {
+    // Stability has no quality setting: one asked for is refused, not dropped.
+    refuseImageFields(request, target, ['quality']);
     const { path, model } = endpointOf(target);
     const options = target.options as StabilityOptions;
     const format = options.outputFormat ?? 'png';

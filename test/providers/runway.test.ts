@@ -72,6 +72,9 @@ describe('runway translators', () => {
     assert.equal(body.ratio, '1024:1024');
     assert.throws(() => images.toUpstream(image({ size: '1792x1024' }), target('gen4_image')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED' && /not one gen4_image makes \(1920x1080, 1080x1920/.test(e.message));
     assert.throws(() => images.toUpstream(image({ size: 'big' }), target('gen4_image')), (e: GatewayError) => e.code === 'VALIDATION_ERROR');
+    for (const asked of [{ quality: 'hd' }, { style: 'vivid' }]) {
+      assert.throws(() => images.toUpstream(image(asked), target('gen4_image')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED' && /does not support the image parameter (quality|style)/.test(e.message));
+    }
     assert.throws(() => images.toUpstream(image(), target('gen4_image_turbo')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED' && /reference images/.test(e.message));
   });
 

@@ -71,6 +71,7 @@ describe('stability-ai image translator', () => {
     }
     assert.throws(() => translator.toUpstream(request({ size: '1792x1024' }), target('core')), /\(7:4\) has no Stability aspect ratio/);
     assert.throws(() => translator.toUpstream(request({ style: 'vivid' }), target('core')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED' && /not a Stability style preset/.test(e.message));
+    assert.throws(() => translator.toUpstream(request({ quality: 'hd' }), target('core')), (e: GatewayError) => e.code === 'CAPABILITY_NOT_SUPPORTED' && /quality/.test(e.message));
     assert.equal(fake.requests.length, count);
   });
 
