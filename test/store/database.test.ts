@@ -267,7 +267,7 @@ describe('postgres only', { skip: NO_POSTGRES }, () => {
       await migrate(db, builtInMigrations);
       const rows = await db.query<{ table_name: string }>(
         `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [schema]);
-      assert.deepEqual(rows.map((r) => r.table_name), ['admin_audit', 'aigw_schema_migrations', 'api_keys', 'batches', 'budgets', 'departments', 'files', 'jobs', 'jwt_revocations', 'organizations', 'responses', 'semantic_cache_entries', 'tenants', 'usage_records', 'vector_store_chunks', 'vector_store_files', 'vector_store_summaries', 'vector_stores']);
+      assert.deepEqual(rows.map((r) => r.table_name), ['admin_audit', 'aigw_schema_migrations', 'api_keys', 'batches', 'budgets', 'departments', 'files', 'jobs', 'jwt_revocations', 'organizations', 'responses', 'semantic_cache_entries', 'tenants', 'usage_records', 'vector_store_chunks', 'vector_store_files', 'vector_store_summaries', 'vector_stores', 'video_jobs']);
     } finally {
       await db.close();
     }
