@@ -5,7 +5,11 @@
  * bearer key and X-Runway-Version.
  */
 import assert from 'node:assert/strict';
+import { assertDocumented } from '../media-wire.ts';
 import type { KitTask, VideoWire, VideoWireAnswer } from '../video-wire.ts';
+
+/** The fields of image_to_video and text_to_video across Runway's video models. */
+const DOCUMENTED = ['model', 'promptImage', 'promptText', 'ratio', 'duration', 'seed', 'contentModeration', 'audio'];
 
 const STATUS = { queued: 'PENDING', in_progress: 'RUNNING', completed: 'SUCCEEDED', failed: 'FAILED' } as const;
 
@@ -22,6 +26,7 @@ export function runwayVideoWire(): VideoWire {
   return {
     create(req) {
       if (req.method !== 'POST' || !/\/(image|text)_to_video$/.test(req.path)) return null;
+      assertDocumented(req.json, DOCUMENTED, 'runway');
       return { model: req.json?.model, prompt: req.json?.promptText, seconds: typeof req.json?.duration === 'number' ? req.json.duration : null };
     },
     created: (task) => ({ body: JSON.stringify({ id: task.id }) }),
