@@ -1,5 +1,5 @@
 /**
- * fal: generative media through fal's queue (queue.ts): speech to text and its English translation (whisper),
+ * fal: generative media through fal's queue (queue.ts): speech to text (whisper),
  * text to speech (kokoro), images (FLUX) and video (Kling, Veo), each a submit -> poll -> result chain, with
  * `Authorization: Key <key>`. The upstream model is the fal model id (fal-ai/flux/dev). Errors come as FastAPI's
  * `{detail: "message"}` or `{detail: [{loc, msg, type}]}` for input that fails validation.
@@ -57,7 +57,8 @@ export default defineProvider({
   },
   capabilities: {
     transcription: {},
-    translation: {},
+    // Whisper translates to English too (task: translate, which the translator sends), but the catalogue does not
+    // list fal for translation: not declared until it does.
     speech: {},
     image: { maxImages: FAL_MAX_IMAGES },
     video: {},

@@ -120,9 +120,10 @@ export async function startFakeFal(): Promise<FakeFal> {
     if (job.status === 'COMPLETED') body.metrics = { inference_time: 1.5 };
     return body;
   };
-  const step = (job: Job) => {
+  const step = (job: Job): Status => {
     job.polls++;
     job.status = job.polls === 1 ? 'IN_QUEUE' : job.polls === 2 ? 'IN_PROGRESS' : 'COMPLETED';
+    return job.status;
   };
   const output = (job: Job): Record<string, unknown> => {
     if (/whisper|wizper/.test(job.model)) return FAL_TRANSCRIPT;
@@ -146,10 +147,7 @@ export async function startFakeFal(): Promise<FakeFal> {
         step(job);
         return answer(res, 200, statusBody(job, entry.query.logs === '1'));
       }
-      if (job.status !== 'COMPLETED') {
-        step(job);
-        if (job.status !== 'COMPLETED') return answer(res, 202, statusBody(job, false));
-      }
+      if (job.status !== 'COMPLETED' && step(job) !== 'COMPLETED') return answer(res, 202, statusBody(job, false));
       const error = fake.resultError;
       if (error) {
         delete fake.resultError;

@@ -1,6 +1,6 @@
 /**
  * fal's speech to text and text to speech through a real gateway against the loopback fal (test/fakes/fal.ts):
- * the submitted input (the audio as a data: URI, task, language, the text field), the `Key` credential on every
+ * the submitted input (the audio as a data: URI, task, language, the text field), translation refused,, the `Key` credential on every
  * queue request and never on the CDN, the poll walk IN_QUEUE -> IN_PROGRESS -> COMPLETED and then the response
  * URL, whisper's chunks read as segments, the audio streamed from the CDN, formats the model cannot give refused
  * before any I/O, fal's errors mapped, and the audio seconds and characters metered.
@@ -82,13 +82,12 @@ describe('fal-ai: speech to text and text to speech', () => {
     assert.equal(fake.requests.filter((r) => r.method === 'POST').at(-1)!.json!.language, undefined, 'no language: whisper detects it');
   });
 
-  test('translation: task translate, and no language sent', async () => {
+  test('translation is not declared (the catalogue does not list fal for it): refused before any I/O', async () => {
     const start = fake.requests.length;
-    const answer = await client.audio.translations.create({ model: 'whisper', file: await toFile(wav(2), 'bonjour.wav') });
-    assert.equal(answer.text, 'Hello there. How are you?');
-    const submit = since(start)[0]!;
-    assert.equal(submit.json!.task, 'translate');
-    assert.equal(submit.json!.language, undefined);
+    const refused = await postJson(`${gw.url}/v1/audio/translations`, { model: 'whisper', file: wav(1).toString('base64') }, { authorization: `Bearer ${key}` });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.code, 'CAPABILITY_NOT_SUPPORTED');
+    assert.equal(fake.requests.length, start);
   });
 
   test('speech: kokoro\'s prompt, voice and speed; the WAV streamed from the CDN without the fal credential', async () => {
