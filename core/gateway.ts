@@ -17,6 +17,7 @@ import { buildOpenApiDocument, openApiRouter } from './api/openapi.ts';
 import type { LoadedConfig } from './boot/load.ts';
 import { Breakers } from './dispatch/breakers.ts';
 import { createDispatcher } from './dispatch/dispatcher.ts';
+import { ImageProgressHub } from './dispatch/image-progress.ts';
 import { createEmbeddingService } from './dispatch/embed.ts';
 import type { EmbeddingService } from './pipeline/embed.ts';
 import { fileSearchTool } from './retrieval/file-search.ts';
@@ -193,9 +194,10 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
 
   const meterWork = meteredWorkReporter(loaded.plugins.list(), pluginServices, shared, logger);
   const routing = new RoutingTable(config, (slug) => loaded.providers.get(slug)?.defaultBaseUrl);
+  const imageProgress = new ImageProgressHub();
   const dispatcher = createDispatcher({
     routing, providers: loaded.providers, upstream, breakers, retry: config.routing,
-    io, db, now: clock.now,
+    io, db, now: clock.now, imageProgress: imageProgress.report,
     gatewayTools: new Map([['file_search', fileSearchTool(retrieval)]]),
   });
   embedder = createEmbeddingService({ dispatcher, routing, meterWork, now: clock.now });
@@ -204,7 +206,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     meterWork,
   });
   jobs.register(VECTOR_STORE_INGEST, ingestHandler({ db, config, providers: loaded.providers, upstream, breakers, io, embeddings, logger }), { maxAttempts: config.vectorStores.maxAttempts + 1 });
-  const localDeps: LocalEndpointDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock, jobs, meterWork, retrieval };
+  const localDeps: LocalEndpointDeps = { routing, providers: loaded.providers, loadedAt, config, upstream, breakers, io, db, kv, clock, jobs, meterWork, retrieval, imageProgress };
   const extraEndpoints = pluginEndpoints(loaded.plugins.list(), pluginServices, shared);
   const extraAdminRoutes = pluginAdminRoutes(loaded.plugins.list(), pluginServices, shared);
   const traffic = createTraffic();

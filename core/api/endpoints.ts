@@ -12,10 +12,12 @@ import { embeddingsEndpoint } from '../ingress/embeddings.ts';
 import type { EndpointDefinition } from '../ingress/endpoint.ts';
 import { messagesEndpoint } from '../ingress/messages.ts';
 import { rerankEndpoint } from '../ingress/rerank.ts';
+import { imagesEndpoint } from '../ingress/images.ts';
+import { imageProgressEndpoint } from './image-progress.ts';
 import { speechEndpoint } from '../ingress/speech.ts';
 import { responsesCreateEndpoint } from '../ingress/responses.ts';
 
-export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, transcriptionsEndpoint, translationsEndpoint, speechEndpoint, responsesCreateEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...responsesReadEndpoints, ...vectorStoresEndpoints, ...proxyEndpoints];
+export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, transcriptionsEndpoint, translationsEndpoint, speechEndpoint, imagesEndpoint, imageProgressEndpoint, responsesCreateEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...responsesReadEndpoints, ...vectorStoresEndpoints, ...proxyEndpoints];
 
 /** The route names pipelines.yaml may list (the passthrough's several methods share `/proxy`). */
 export const endpointPaths = (): string[] => [...new Set(endpoints.map((e) => e.path))];

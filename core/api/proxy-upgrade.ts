@@ -3,8 +3,9 @@
  * an upgrade request to the server's 'upgrade' listener instead of the app. This listener runs it through the
  * app all the same, on a response bound to the socket: the route's plugins (auth with the `proxy` capability,
  * ip-allow, rate limits) decide before anything is upgraded, and a refusal is an ordinary HTTP answer in the
- * canonical envelope, after which the connection closes. Only the passthrough upgrades
- * (core/dispatch/passthrough-ws.ts); any other route answers as it would over HTTP.
+ * canonical envelope, after which the connection closes. Two routes upgrade: the passthrough
+ * (core/dispatch/passthrough-ws.ts) and /image-progress (core/api/image-progress.ts); any other route answers as
+ * it would over HTTP.
  */
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';

@@ -9,7 +9,7 @@ export const SPEC_CAPABILITY_ENDPOINTS = {
   embeddings: ['/v1/embeddings'],
   audio: ['/v1/audio/transcriptions', '/v1/audio/translations'],
   tts: ['/v1/audio/speech'],
-  images: ['/v1/images/generations'],
+  images: ['/v1/images/generations', '/image-progress'],
   rerank: ['/v1/rerank'],
   'video-generation': ['/v1/video/generations'],
   files: ['/v1/files'],

@@ -3,6 +3,7 @@
  * its body into a canonical request for the dispatcher and writes the canonical answer back; a local endpoint
  * (GET /v1/models, ...) answers itself at the end of its pipeline. Pipelines are attached per endpoint.
  */
+import type { ImageProgressHub } from '../dispatch/image-progress.ts';
 import type { CanonicalRequest } from '../canonical/chat.ts';
 import type { GatewayConfig } from '../config/types.ts';
 import type { Breakers } from '../dispatch/breakers.ts';
@@ -61,6 +62,8 @@ export interface LocalEndpointDeps {
   meterWork(work: MeteredWork): Promise<void>;
   /** Search of the gateway's vector stores, its query embedded and metered in the caller's name. */
   retrieval: RetrievalService;
+  /** Progress of running image requests, for the /image-progress WebSocket. */
+  imageProgress: ImageProgressHub;
 }
 
 export interface LocalEndpoint extends EndpointBase {

@@ -326,7 +326,7 @@ describe('semantic errors', () => {
   });
 
   test('an unknown route', async () => {
-    assert.equal(KNOWN_ROUTES, '/v1/chat/completions, /v1/messages, /v1/completions, /v1/embeddings, /v1/rerank, /v1/audio/transcriptions, /v1/audio/translations, /v1/audio/speech, /v1/responses, /v1/models, /v1/files, /v1/batches, /v1/vector_stores, /proxy, /v1/usage, /v1/budget');
+    assert.equal(KNOWN_ROUTES, '/v1/chat/completions, /v1/messages, /v1/completions, /v1/embeddings, /v1/rerank, /v1/audio/transcriptions, /v1/audio/translations, /v1/audio/speech, /v1/images/generations, /image-progress, /v1/responses, /v1/models, /v1/files, /v1/batches, /v1/vector_stores, /proxy, /v1/usage, /v1/budget');
     await oneIssue(edit(MINIMAL, 'routes: [/v1/chat/completions]', 'routes: [/v1/chat/completions, /v1/nowhere]'), {
       pointer: '/pipelines/0/routes/1',
       message: `unknown route "/v1/nowhere" (known: ${KNOWN_ROUTES})`,
