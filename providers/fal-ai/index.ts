@@ -67,5 +67,7 @@ export default defineProvider({
   speech: falSpeech,
   image: falImage,
   video: falVideo,
+  // Passthrough (/proxy/fal-ai/...): fal's Key scheme, not the default Bearer.
+  passthroughHeaders: (target): Record<string, string> => (target.apiKey ? { authorization: `Key ${target.apiKey}` } : {}),
   mapError: (status, body, target) => upstreamStatusError(target.slug, status, falErrorMessage(body, status), isRecord(body) ? body.detail ?? body : undefined),
 });

@@ -4,11 +4,14 @@
  *
  * The job runner polls with one request and reads its answer with `state`; fal splits the two: the status URL
  * says IN_QUEUE / IN_PROGRESS / COMPLETED but never carries the output, and the output is only at the response
- * URL. So `poll` GETs the response URL ({app}/requests/{id}): while the request runs, fal answers it with the
- * queue status (202, the status body), and once done with the output, which `state` reads as completed. A failed
- * request is COMPLETED too, and its response URL answers fal's error (4xx/5xx `{detail}`): mapError makes that
- * the job's failure. The task id is that path relative to the base URL, so `poll` rebuilds the URL from it alone;
- * fal's status and response live under the app (fal-ai/kling-video), not the submitted sub-path.
+ * URL. So `poll` GETs the response URL ({app}/requests/{id}), the one request that can answer both: once done it
+ * is the output, which `state` reads as completed; while the request runs, fal answers it with the queue status
+ * (202 with the status body), read as queued or in progress. fal's docs only describe reading the response URL
+ * after COMPLETED: should fal refuse an early read instead, the runner's poll needs a second request (status,
+ * then the response), which VideoTranslator cannot say today. A failed request is COMPLETED too, and its response
+ * URL answers fal's error (4xx/5xx `{detail}`): mapError makes that the job's failure. The task id is that path
+ * relative to the base URL, so `poll` rebuilds the URL from it alone; fal's status and response live under the
+ * app (fal-ai/kling-video), not the submitted sub-path.
  */
 import type { VideoTaskState } from '../../core/canonical/video.ts';
 import type { ProviderTarget, VideoTranslator } from '../../core/dispatch/provider.ts';

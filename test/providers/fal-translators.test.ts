@@ -123,5 +123,6 @@ describe('fal-ai image and video translators against the loopback fal', () => {
     const onFal = fal.image!.followUp!({ ...foreign, status_url: 'https://queue.fal.run/fal-ai/flux/requests/r/status' }, target('fal-ai/flux/dev'), 0, { model: 'x', prompt: 'p', n: 1, response_format: 'url' });
     assert.equal(onFal!.request.path, 'https://queue.fal.run/fal-ai/flux/requests/r/status?logs=1');
     assert.throws(() => fal.image!.toUpstream({ model: 'x', prompt: 'p', n: 1, response_format: 'url' }, target('flux')), /not a fal model id/);
+    assert.deepEqual(fal.passthroughHeaders!(target('fal-ai/flux/dev')), { authorization: `Key ${FAL_KEY}` }, 'a native request through /proxy gets the Key scheme too');
   });
 });
