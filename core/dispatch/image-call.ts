@@ -75,7 +75,9 @@ export async function callImage(ctx: GatewayContext, deps: CallDeps & { imagePro
   const gw = ctx.state.gw;
   const request = gw.canonical as CanonicalImageRequest;
   const translator = imageTranslatorFor(provider);
-  const perCall = provider.capabilities.image?.maxImages ?? MAX_IMAGES_PER_CALL;
+  const providerCap = provider.capabilities.image?.maxImages ?? MAX_IMAGES_PER_CALL;
+  const modelCap = translator.maxImages?.(target);
+  const perCall = modelCap !== undefined && Number.isInteger(modelCap) && modelCap >= 1 ? Math.min(modelCap, providerCap) : providerCap;
   const sizes = callSizes(request.body.n, perCall);
   const report = deps.imageProgress;
   const answers: ImageAnswer[] = [];

@@ -176,6 +176,11 @@ export interface ImageTranslator {
   followUp?(body: unknown, target: ProviderTarget, step: number, request: ImageRequest): FollowUp | null;
   /** A polled answer's progress (0-100), for /image-progress; undefined when this answer says nothing. */
   progress?(body: unknown): number | undefined;
+  /**
+   * Images one call can make with this target's model, when the model makes fewer than the provider's
+   * `maxImages` (OpenAI's dall-e-3 makes one); undefined: the provider's.
+   */
+  maxImages?(target: ProviderTarget): number | undefined;
 }
 
 /**
@@ -374,7 +379,7 @@ export function providerProblems(value: unknown): string[] {
     const i = d.image;
     const max = d.capabilities.image.maxImages;
     if (!i || typeof i.toUpstream !== 'function' || typeof i.fromUpstream !== 'function') problems.push(`provider ${d.slug}: declares image but has no image translator (toUpstream, fromUpstream)`);
-    else if ((i.followUp !== undefined && typeof i.followUp !== 'function') || (i.progress !== undefined && typeof i.progress !== 'function')) problems.push(`provider ${d.slug}: image.followUp and image.progress must be functions`);
+    else if ([i.followUp, i.progress, i.maxImages].some((hook) => hook !== undefined && typeof hook !== 'function')) problems.push(`provider ${d.slug}: image.followUp, image.progress and image.maxImages must be functions`);
     if (max !== undefined && (!Number.isInteger(max) || max < 1 || max > 10)) problems.push(`provider ${d.slug}: capabilities.image.maxImages must be an integer from 1 to 10`);
   }
   if (d.capabilities?.video) {

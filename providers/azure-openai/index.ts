@@ -9,6 +9,7 @@ import { azureOpenAiCompletion } from './completion.ts';
 import { azureAiEmbeddings, azureOpenAiEmbeddings } from './embeddings.ts';
 import { azureErrorFromBody } from './errors.ts';
 import { azureOpenAiFiles } from './files.ts';
+import { azureOpenAiImages } from './images.ts';
 import { azureOpenAiResponses } from './responses.ts';
 import { azureOpenAiSpeech } from './speech.ts';
 import { azureOpenAiTranscription } from './transcription.ts';
@@ -37,7 +38,7 @@ export const azureOpenAi = defineProvider({
   },
   capabilities: {
     chat: { stream: true, tools: true, vision: true, n: true }, completion: { stream: true }, responses: { stream: true }, embeddings: {}, files: {},
-    transcription: {}, translation: {}, speech: {},
+    transcription: {}, translation: {}, speech: {}, image: {},
     // Its Batch API is OpenAI's: polled, for batches made on Azure and registered by id.
     batch: { submit: false },
   },
@@ -47,6 +48,7 @@ export const azureOpenAi = defineProvider({
   embeddings: azureOpenAiEmbeddings,
   transcription: azureOpenAiTranscription,
   speech: azureOpenAiSpeech,
+  image: azureOpenAiImages,
   files: azureOpenAiFiles,
   batches: azureOpenAiBatches,
   passthroughHeaders: azureOpenAiHeaders,

@@ -7,6 +7,7 @@
 import type { JsonSchema } from '../../core/json-schema.ts';
 import type { ChatCapability, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { mistralEmbeddingsBody, nimEmbeddingsBody, type CompatibleEmbeddings } from './embeddings.ts';
+import { togetherImageBody, xaiImageBody, type CompatibleImages } from './images.ts';
 import type { ParameterPolicy } from './policy.ts';
 import type { CompatibleRerank } from './rerank.ts';
 import { fireworksAudioBaseUrl, mistralAudioAnswer, mistralAudioForm, togetherAudioForm, type CompatibleAudio } from './transcription.ts';
@@ -35,6 +36,8 @@ export interface CompatibleEntry {
   rerank?: CompatibleRerank;
   /** POST /audio/transcriptions (and /audio/translations when it says so), as the provider documents it (absent: none). */
   audio?: CompatibleAudio;
+  /** POST /images/generations, as the provider documents it (absent: none). */
+  images?: CompatibleImages;
   policy?: ParameterPolicy;
   /** False for providers that reject `stream_options`; their usage comes in the last chunk unasked. */
   streamOptions?: boolean;
@@ -98,6 +101,8 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     rerank: { shape: 'cohere', path: '/rerank', returnDocuments: false },
     // response_format json or verbose_json; its `language` defaults to en, so none is sent as auto (detect).
     audio: { translation: true, form: togetherAudioForm },
+    // n is 1 to 4; width and height instead of size; no quality or style (steps, seed are Together's own).
+    images: { maxImages: 4, refuse: ['quality', 'style'], user: false, body: togetherImageBody },
   },
   {
     slug: 'fireworks-ai', completion: LEGACY, displayName: 'Fireworks AI', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', embeddings: { base64: false, dimensions: /nomic-embed-text-v1\.5|qwen3-embedding/i }, chat: all, policy: { drop: OPENAI_ONLY },
@@ -114,7 +119,11 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     // No /v1 in the base URL; reasoning_content stays beside content; JSON output is json_object only.
     policy: { drop: OPENAI_ONLY, noJsonSchema: true, reasoning: { style: 'thinking', keepEffort: true } },
   },
-  { slug: 'xai', displayName: 'xAI', defaultBaseUrl: 'https://api.x.ai/v1', chat: all, policy: { drop: OPENAI_ONLY, maxCompletionTokens: true } },
+  {
+    slug: 'xai', displayName: 'xAI', defaultBaseUrl: 'https://api.x.ai/v1', chat: all, policy: { drop: OPENAI_ONLY, maxCompletionTokens: true },
+    // n is 1 to 10; size and style are documented as not supported; base64 answers may come as data URLs.
+    images: { refuse: ['size', 'style'], body: xaiImageBody },
+  },
   {
     slug: 'perplexity', displayName: 'Perplexity', defaultBaseUrl: 'https://api.perplexity.ai',
     // Sonar searches the web itself and has no function calling, stop sequences or logprobs.
@@ -136,6 +145,8 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     slug: 'deepinfra', completion: LEGACY, displayName: 'DeepInfra', defaultBaseUrl: 'https://api.deepinfra.com/v1/openai', embeddings: { dimensions: QWEN3_EMBEDDING }, chat: all, policy: { drop: OPENAI_ONLY },
     // OpenAI's form at /v1/openai/audio/transcriptions; every OpenAI response_format, verbose_json included.
     audio: {},
+    // OpenAI's image request at /v1/openai/images/generations; it answers b64_json only.
+    images: { responseFormat: 'b64_json' },
   },
   { slug: 'nebius', completion: LEGACY, displayName: 'Nebius AI Studio', defaultBaseUrl: 'https://api.studio.nebius.ai/v1', embeddings: EMBED_FLOATS, chat: all, policy: { drop: OPENAI_ONLY } },
   { slug: 'novita-ai', completion: LEGACY, displayName: 'Novita AI', defaultBaseUrl: 'https://api.novita.ai/v3/openai', chat: all, policy: { drop: OPENAI_ONLY } },
@@ -144,7 +155,11 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     slug: 'volcengine', displayName: 'Volcengine Ark', defaultBaseUrl: 'https://ark.cn-beijing.volces.com/api/v3', embeddings: EMBED, chat: single,
     policy: { drop: OPENAI_ONLY, reasoning: { style: 'thinking' } }, notes: 'The model is a model id or an endpoint id (ep-...).',
   },
-  { slug: 'nscale', displayName: 'nscale', defaultBaseUrl: 'https://inference.api.nscale.com/v1', chat: single, policy: { drop: OPENAI_ONLY } },
+  {
+    slug: 'nscale', displayName: 'nscale', defaultBaseUrl: 'https://inference.api.nscale.com/v1', chat: single, policy: { drop: OPENAI_ONLY },
+    // The image request documents model, prompt, size and n only; the answer is b64_json.
+    images: { responseFormat: 'none', refuse: ['quality', 'style'], user: false },
+  },
   { slug: 'featherless-ai', completion: LEGACY, displayName: 'Featherless AI', defaultBaseUrl: 'https://api.featherless.ai/v1', chat: textOnly, policy: { drop: OPENAI_ONLY } },
   {
     slug: 'moonshot', displayName: 'Moonshot AI (Kimi)', defaultBaseUrl: 'https://api.moonshot.ai/v1', chat: all,

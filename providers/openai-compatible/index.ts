@@ -8,6 +8,7 @@ import { createOpenAiCompletion } from '../openai/completion.ts';
 import { openaiErrorFromBody } from '../openai/errors.ts';
 import { CATALOGUE, type CompatibleEntry } from './catalogue.ts';
 import { compatibleEmbeddings } from './embeddings.ts';
+import { compatibleImages } from './images.ts';
 import { applyReasoning, checkRefusals, normalizeChunk, normalizeCompletion, shapeBody } from './policy.ts';
 import { compatibleRerank } from './rerank.ts';
 import { compatibleTranscription } from './transcription.ts';
@@ -48,7 +49,7 @@ function compatibleCompletion(entry: CompatibleEntry, legacy: { path?: string })
 function describe(entry: CompatibleEntry): string {
   const where = entry.defaultBaseUrl ? `Default base URL ${entry.defaultBaseUrl}.` : `No default base URL: set baseUrl to ${entry.baseUrlTemplate}.`;
   const modalities = ['chat', ...(entry.completion ? ['completion'] : []), ...(entry.embeddings ? ['embeddings'] : []), ...(entry.rerank ? ['rerank'] : []),
-    ...(entry.audio ? ['transcription'] : []), ...(entry.audio?.translation ? ['translation'] : [])].join(', ');
+    ...(entry.audio ? ['transcription'] : []), ...(entry.audio?.translation ? ['translation'] : []), ...(entry.images ? ['image'] : [])].join(', ');
   return `${entry.displayName} (OpenAI-compatible: ${modalities}). ${where}${entry.notes ? ` ${entry.notes}` : ''}`;
 }
 
@@ -66,12 +67,14 @@ export function compatibleProvider(entry: CompatibleEntry): ProviderDefinition {
       ...(entry.rerank ? { rerank: {} } : {}),
       ...(entry.audio ? { transcription: {} } : {}),
       ...(entry.audio?.translation ? { translation: {} } : {}),
+      ...(entry.images ? { image: entry.images.maxImages ? { maxImages: entry.images.maxImages } : {} } : {}),
     },
     chat: compatibleChat(entry),
     ...(entry.completion ? { completion: compatibleCompletion(entry, entry.completion) } : {}),
     ...(entry.embeddings ? { embeddings: compatibleEmbeddings(entry.embeddings, compatibleHeaders(entry)) } : {}),
     ...(entry.rerank ? { rerank: compatibleRerank(entry.rerank) } : {}),
     ...(entry.audio ? { transcription: compatibleTranscription(entry.audio, compatibleHeaders(entry)) } : {}),
+    ...(entry.images ? { image: compatibleImages(entry.images, compatibleHeaders(entry)) } : {}),
     mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
   });
 }

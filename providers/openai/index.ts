@@ -5,6 +5,7 @@ import { openaiCompletion } from './completion.ts';
 import { openaiEmbeddings } from './embeddings.ts';
 import { openaiErrorFromBody } from './errors.ts';
 import { openaiFiles } from './files.ts';
+import { openaiImages } from './images.ts';
 import { openaiResponses } from './responses.ts';
 import { openaiSpeech } from './speech.ts';
 import { openaiTranscription } from './transcription.ts';
@@ -34,6 +35,7 @@ export default defineProvider({
     transcription: {},
     translation: {},
     speech: {},
+    image: {},
     files: {},
     batch: { submit: true },
   },
@@ -43,6 +45,7 @@ export default defineProvider({
   embeddings: openaiEmbeddings,
   transcription: openaiTranscription,
   speech: openaiSpeech,
+  image: openaiImages,
   files: openaiFiles,
   batches: openaiBatches,
   passthroughHeaders: openaiHeaders,
