@@ -22,6 +22,8 @@ export const falImage: ImageTranslator = {
     }
     return submit(target, input);
   },
+  // Models that make fewer than FLUX's 4 a request: the operator's bound.
+  maxImages: (target) => options(target).maxImages,
   followUp: (body, target) => queueStep(body, target),
   progress(body) {
     const answer = queueAnswer(body);

@@ -49,6 +49,10 @@ export default defineProvider({
         description: 'The one audio format the text-to-speech model makes (Kokoro: wav); a request for another response_format is refused.',
       },
       imageFormat: { type: 'string', enum: ['png', 'jpeg'], default: 'png', description: 'output_format asked of image models.' },
+      maxImages: {
+        type: 'integer', minimum: 1, maximum: FAL_MAX_IMAGES, default: FAL_MAX_IMAGES,
+        description: 'num_images one request may ask of this block\'s image models (FLUX: 4); larger n is split into several requests.',
+      },
       durationSuffix: {
         type: 'string', default: '',
         description: 'Appended to a video request\'s seconds for the duration field: Kling takes "5", Veo 3 "8s" (suffix "s").',

@@ -23,6 +23,7 @@ export interface FalOptions {
   speechTextField?: 'prompt' | 'text' | 'input';
   speechFormat?: 'mp3' | 'opus' | 'aac' | 'flac' | 'wav' | 'pcm';
   imageFormat?: 'png' | 'jpeg';
+  maxImages?: number;
   durationSuffix?: string;
 }
 

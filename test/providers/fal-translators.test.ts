@@ -55,6 +55,7 @@ describe('fal-ai image and video translators against the loopback fal', () => {
     const images = fal.image!.fromUpstream(answer.body, t, request).images;
     assert.deepEqual(images, [0, 1, 2].map((i) => ({ url: `${fake.cdnOrigin}/files/image-${i}.png`, mimeType: 'image/png' })));
     assert.equal(fal.capabilities.image!.maxImages, 4);
+    assert.deepEqual([fal.image!.maxImages!(t), fal.image!.maxImages!(target('fal-ai/recraft-v3', { maxImages: 1 }))], [undefined, 1]);
     assert.equal(fal.image!.progress!({ status: 'IN_PROGRESS', request_id: 'r', response_url: `${fake.origin}/a/b/requests/r`, logs: [{ message: 'warming up' }] }), 50, 'no percentage logged: half way');
   });
 
