@@ -1,11 +1,13 @@
 /**
- * Deepgram: speech to text (POST /listen, the raw audio as the body, `Authorization: Token <key>`). Transcription
- * only: Deepgram does not translate speech to English, so /v1/audio/translations is refused before any I/O.
+ * Deepgram: speech to text (POST /listen, the raw audio as the body, `Authorization: Token <key>`) and text to
+ * speech (Aura, POST /speak: speech.ts). Deepgram does not translate speech to English, so /v1/audio/translations
+ * is refused before any I/O.
  * Errors come as `{err_code, err_msg, request_id}`, or `{category, message, details}` for a malformed request.
  */
 import { defineProvider } from '../../core/dispatch/provider.ts';
 import { upstreamStatusError } from '../../core/dispatch/upstream-errors.ts';
 import { isRecord } from '../shared/transcripts.ts';
+import { deepgramSpeech } from './speech.ts';
 import { deepgramTranscription } from './transcription.ts';
 
 function deepgramErrorMessage(body: unknown, status: number): string {
@@ -23,13 +25,14 @@ export default defineProvider({
   defaultBaseUrl: 'https://api.deepgram.com/v1',
   configSchema: {
     type: 'object', additionalProperties: false,
-    description: 'Deepgram options. The API key (apiKey) is sent as `Authorization: Token <key>`; a model\'s upstreamModel is the Deepgram model (nova-3, nova-2, whisper-large, ...).',
+    description: 'Deepgram options. The API key (apiKey) is sent as `Authorization: Token <key>`; a model\'s upstreamModel is the Deepgram model: nova-3, nova-2, whisper-large, ... for transcription; an Aura voice model (aura-2-thalia-en, ...) for speech, where the model is the voice.',
     properties: {
       smartFormat: { type: 'boolean', default: true, description: 'smart_format: numbers, dates, currency and e-mail addresses written as such (punctuate is always on).' },
       diarize: { type: 'boolean', default: false, description: 'diarize: tell the speakers apart (Deepgram bills it as an add-on); the transcript and its segments are unchanged.' },
     },
   },
-  capabilities: { transcription: {} },
+  capabilities: { transcription: {}, speech: {} },
   transcription: deepgramTranscription,
+  speech: deepgramSpeech,
   mapError: (status, body, target) => upstreamStatusError(target.slug, status, deepgramErrorMessage(body, status), isRecord(body) ? body : undefined),
 });

@@ -1,12 +1,13 @@
 /**
- * ElevenLabs: speech to text (POST /speech-to-text, multipart, the `xi-api-key` header; see transcription.ts).
- * Transcription only for now: Scribe does not translate speech to English, and speech (text to speech) comes
- * later. Errors come as `{detail: {status, message}}`, or FastAPI's `{detail: [{loc, msg, type}]}` for a request
- * that fails validation.
+ * ElevenLabs: speech to text (POST /speech-to-text, multipart, the `xi-api-key` header; see transcription.ts) and
+ * text to speech (POST /text-to-speech/{voice_id}/stream: speech.ts). Scribe does not translate speech to English,
+ * so /v1/audio/translations is refused before any I/O. Errors come as `{detail: {status, message}}`, or FastAPI's
+ * `{detail: [{loc, msg, type}]}` for a request that fails validation.
  */
 import { defineProvider } from '../../core/dispatch/provider.ts';
 import { upstreamStatusError } from '../../core/dispatch/upstream-errors.ts';
 import { isRecord } from '../shared/transcripts.ts';
+import { elevenLabsSpeech } from './speech.ts';
 import { elevenLabsTranscription } from './transcription.ts';
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
@@ -30,7 +31,7 @@ export default defineProvider({
   defaultBaseUrl: 'https://api.elevenlabs.io/v1',
   configSchema: {
     type: 'object', additionalProperties: false,
-    description: 'ElevenLabs options. The API key (apiKey) is sent as the `xi-api-key` header; a model\'s upstreamModel is the Scribe model_id (scribe_v1, ...).',
+    description: 'ElevenLabs options. The API key (apiKey) is sent as the `xi-api-key` header; a model\'s upstreamModel is the model_id: a Scribe model (scribe_v1, ...) for transcription, a speech model (eleven_multilingual_v2, eleven_flash_v2_5, ...) for speech, whose voice is the caller\'s voice_id.',
     properties: {
       segments: {
         type: 'string', enum: ['sentence', 'word'], default: 'sentence',
@@ -42,7 +43,8 @@ export default defineProvider({
       },
     },
   },
-  capabilities: { transcription: {} },
+  capabilities: { transcription: {}, speech: {} },
   transcription: elevenLabsTranscription,
+  speech: elevenLabsSpeech,
   mapError: (status, body, target) => upstreamStatusError(target.slug, status, elevenLabsErrorMessage(body, status), isRecord(body) ? body.detail ?? body : undefined),
 });

@@ -7,9 +7,11 @@
 import type { JsonSchema } from '../../core/json-schema.ts';
 import type { ChatCapability, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { mistralEmbeddingsBody, nimEmbeddingsBody, type CompatibleEmbeddings } from './embeddings.ts';
-import { togetherImageBody, xaiImageBody, type CompatibleImages } from './images.ts';
+import { openAiShapedImage, togetherImageBody, xaiImageBody } from './images.ts';
 import type { ParameterPolicy } from './policy.ts';
 import type { CompatibleRerank } from './rerank.ts';
+import { fireworksImages, hyperbolicImages, nebiusImages, siliconflowImages, volcengineImages, zhipuImages, type CompatibleImage } from './image-apis/index.ts';
+import { GROQ_SPEECH, SILICONFLOW_SPEECH, TOGETHER_SPEECH, type CompatibleSpeech } from './speech.ts';
 import { fireworksAudioBaseUrl, mistralAudioAnswer, mistralAudioForm, togetherAudioForm, type CompatibleAudio } from './transcription.ts';
 import {
   choiceUsage, dashscopeWebSearch, githubHeaders, groqBody, groqUsage, mistralBody, openrouterHeaders, openrouterWebSearch, zhipuBody,
@@ -36,8 +38,13 @@ export interface CompatibleEntry {
   rerank?: CompatibleRerank;
   /** POST /audio/transcriptions (and /audio/translations when it says so), as the provider documents it (absent: none). */
   audio?: CompatibleAudio;
-  /** POST /images/generations, as the provider documents it (absent: none). */
-  images?: CompatibleImages;
+  /**
+   * Image generation (absent: none): OpenAI's POST /images/generations with the host's differences
+   * (openAiShapedImage, images.ts), or the host's own image API (image-apis/).
+   */
+  image?: CompatibleImage;
+  /** POST /audio/speech, as the provider documents it (absent: none). */
+  speech?: CompatibleSpeech;
   policy?: ParameterPolicy;
   /** False for providers that reject `stream_options`; their usage comes in the last chunk unasked. */
   streamOptions?: boolean;
@@ -94,6 +101,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     body: groqBody, chunk: groqUsage,
     // Whisper at /openai/v1/audio/*: json, text and verbose_json (no srt or vtt, which the gateway renders itself).
     audio: WHISPER,
+    speech: GROQ_SPEECH,
   },
   {
     slug: 'together-ai', completion: LEGACY, displayName: 'Together AI', defaultBaseUrl: 'https://api.together.xyz/v1', embeddings: EMBED_FLOATS, chat: all,
@@ -102,11 +110,14 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     // response_format json or verbose_json; its `language` defaults to en, so none is sent as auto (detect).
     audio: { translation: true, form: togetherAudioForm },
     // n is 1 to 4; width and height instead of size; no quality or style (steps, seed are Together's own).
-    images: { maxImages: 4, refuse: ['quality', 'style'], user: false, body: togetherImageBody },
+    image: openAiShapedImage({ maxImages: 4, refuse: ['quality', 'style'], user: false, body: togetherImageBody }),
+    speech: TOGETHER_SPEECH,
   },
   {
     slug: 'fireworks-ai', completion: LEGACY, displayName: 'Fireworks AI', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', embeddings: { base64: false, dimensions: /nomic-embed-text-v1\.5|qwen3-embedding/i }, chat: all, policy: { drop: OPENAI_ONLY },
     audio: { baseUrl: { option: 'audioBaseUrl', default: fireworksAudioBaseUrl } },
+    // FLUX's text_to_image workflow under the same base URL; size as its aspect ratios, one image per call.
+    image: fireworksImages,
     options: {
       audioBaseUrl: {
         type: 'string',
@@ -122,7 +133,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
   {
     slug: 'xai', displayName: 'xAI', defaultBaseUrl: 'https://api.x.ai/v1', chat: all, policy: { drop: OPENAI_ONLY, maxCompletionTokens: true },
     // n is 1 to 10; size and style are documented as not supported; base64 answers may come as data URLs.
-    images: { refuse: ['size', 'style'], body: xaiImageBody },
+    image: openAiShapedImage({ refuse: ['size', 'style'], body: xaiImageBody }),
   },
   {
     slug: 'perplexity', displayName: 'Perplexity', defaultBaseUrl: 'https://api.perplexity.ai',
@@ -146,19 +157,21 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     // OpenAI's form at /v1/openai/audio/transcriptions; every OpenAI response_format, verbose_json included.
     audio: {},
     // OpenAI's image request at /v1/openai/images/generations; it answers b64_json only.
-    images: { responseFormat: 'b64_json' },
+    image: openAiShapedImage({ responseFormat: 'b64_json' }),
   },
-  { slug: 'nebius', completion: LEGACY, displayName: 'Nebius AI Studio', defaultBaseUrl: 'https://api.studio.nebius.ai/v1', embeddings: EMBED_FLOATS, chat: all, policy: { drop: OPENAI_ONLY } },
+  { slug: 'nebius', completion: LEGACY, displayName: 'Nebius AI Studio', defaultBaseUrl: 'https://api.studio.nebius.ai/v1', embeddings: EMBED_FLOATS, chat: all, policy: { drop: OPENAI_ONLY }, image: nebiusImages },
   { slug: 'novita-ai', completion: LEGACY, displayName: 'Novita AI', defaultBaseUrl: 'https://api.novita.ai/v3/openai', chat: all, policy: { drop: OPENAI_ONLY } },
-  { slug: 'hyperbolic', completion: LEGACY, displayName: 'Hyperbolic', defaultBaseUrl: 'https://api.hyperbolic.xyz/v1', chat: single, policy: { drop: OPENAI_ONLY } },
+  { slug: 'hyperbolic', completion: LEGACY, displayName: 'Hyperbolic', defaultBaseUrl: 'https://api.hyperbolic.xyz/v1', chat: single, policy: { drop: OPENAI_ONLY }, image: hyperbolicImages },
   {
     slug: 'volcengine', displayName: 'Volcengine Ark', defaultBaseUrl: 'https://ark.cn-beijing.volces.com/api/v3', embeddings: EMBED, chat: single,
     policy: { drop: OPENAI_ONLY, reasoning: { style: 'thinking' } }, notes: 'The model is a model id or an endpoint id (ep-...).',
+    image: volcengineImages,
+    options: { imageWatermark: { type: 'boolean', default: false, description: 'Images: ask Ark to watermark them (its own default is to; the gateway asks it not to unless this is true).' } },
   },
   {
     slug: 'nscale', displayName: 'nscale', defaultBaseUrl: 'https://inference.api.nscale.com/v1', chat: single, policy: { drop: OPENAI_ONLY },
     // The image request documents model, prompt, size and n only; the answer is b64_json.
-    images: { responseFormat: 'none', refuse: ['quality', 'style'], user: false },
+    image: openAiShapedImage({ responseFormat: 'none', refuse: ['quality', 'style'], user: false }),
   },
   { slug: 'featherless-ai', completion: LEGACY, displayName: 'Featherless AI', defaultBaseUrl: 'https://api.featherless.ai/v1', chat: textOnly, policy: { drop: OPENAI_ONLY } },
   {
@@ -168,7 +181,7 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
   {
     slug: 'zhipu', displayName: 'Zhipu AI (GLM)', defaultBaseUrl: 'https://open.bigmodel.cn/api/paas/v4',
     embeddings: { base64: false, dimensions: /^embedding-3/ }, chat: { ...single, builtInTools: ['web_search'] }, policy: { drop: OPENAI_ONLY, refuse: ['logit_bias'], reasoning: { style: 'thinking' } },
-    body: zhipuBody, notes: 'tool_choice is auto only; finish reason `sensitive` is content_filter.',
+    body: zhipuBody, notes: 'tool_choice is auto only; finish reason `sensitive` is content_filter.', image: zhipuImages,
   },
   {
     slug: 'dashscope', displayName: 'Alibaba Cloud Model Studio (DashScope)', defaultBaseUrl: 'https://dashscope-intl.aliyuncs.com/compatible-mode/v1',
@@ -180,6 +193,11 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     rerank: { shape: 'cohere', path: '/rerank', returnDocuments: false },
     // SenseVoice and TeleSpeechASR: the form documents file and model only, the answer {text} only.
     audio: { format: 'none', refuse: ['language', 'prompt', 'temperature'] },
+    image: siliconflowImages,
+    speech: SILICONFLOW_SPEECH,
+    options: {
+      speechGain: { type: 'number', minimum: -10, maximum: 10, description: 'Sent as gain on text to speech: the volume in dB, -10 to 10. Unset: SiliconFlow\'s default (0).' },
+    },
   },
   { slug: 'upstage', displayName: 'Upstage', defaultBaseUrl: 'https://api.upstage.ai/v1', embeddings: EMBED_FLOATS, chat: textOnly, policy: { drop: OPENAI_ONLY } },
   {

@@ -7,6 +7,7 @@
 import type { ImageRequest } from '../../core/canonical/image.ts';
 import type { ImageTranslator, ProviderTarget } from '../../core/dispatch/provider.ts';
 import { GatewayError } from '../../core/errors.ts';
+import type { CompatibleImage } from './image-apis/index.ts';
 import { createOpenAiImages, refuseImageFields, type ImageField, type OpenAiImagesHooks } from '../openai/images.ts';
 
 export type ImageBodyHook = NonNullable<OpenAiImagesHooks['body']>;
@@ -25,6 +26,11 @@ export interface CompatibleImages {
   user?: boolean;
   /** Reshapes the body after the above (fields the host names otherwise), or refuses per model. */
   body?: ImageBodyHook;
+}
+
+/** The catalogue's image entry for a host of OpenAI's image API. */
+export function openAiShapedImage(spec: CompatibleImages): CompatibleImage {
+  return { ...(spec.maxImages ? { maxImages: spec.maxImages } : {}), translator: (headers) => compatibleImages(spec, headers) };
 }
 
 /** `headers` are the entry's, as its chat sends them (providers/openai-compatible/index.ts). */

@@ -8,9 +8,9 @@ import { createOpenAiCompletion } from '../openai/completion.ts';
 import { openaiErrorFromBody } from '../openai/errors.ts';
 import { CATALOGUE, type CompatibleEntry } from './catalogue.ts';
 import { compatibleEmbeddings } from './embeddings.ts';
-import { compatibleImages } from './images.ts';
 import { applyReasoning, checkRefusals, normalizeChunk, normalizeCompletion, shapeBody } from './policy.ts';
 import { compatibleRerank } from './rerank.ts';
+import { compatibleSpeech } from './speech.ts';
 import { compatibleTranscription } from './transcription.ts';
 
 /** Bearer only when a key is configured (ollama and vllm run without one), plus the entry's own headers. */
@@ -49,7 +49,8 @@ function compatibleCompletion(entry: CompatibleEntry, legacy: { path?: string })
 function describe(entry: CompatibleEntry): string {
   const where = entry.defaultBaseUrl ? `Default base URL ${entry.defaultBaseUrl}.` : `No default base URL: set baseUrl to ${entry.baseUrlTemplate}.`;
   const modalities = ['chat', ...(entry.completion ? ['completion'] : []), ...(entry.embeddings ? ['embeddings'] : []), ...(entry.rerank ? ['rerank'] : []),
-    ...(entry.audio ? ['transcription'] : []), ...(entry.audio?.translation ? ['translation'] : []), ...(entry.images ? ['image'] : [])].join(', ');
+    ...(entry.audio ? ['transcription'] : []), ...(entry.audio?.translation ? ['translation'] : []), ...(entry.speech ? ['speech'] : []),
+    ...(entry.image ? ['image'] : [])].join(', ');
   return `${entry.displayName} (OpenAI-compatible: ${modalities}). ${where}${entry.notes ? ` ${entry.notes}` : ''}`;
 }
 
@@ -67,14 +68,16 @@ export function compatibleProvider(entry: CompatibleEntry): ProviderDefinition {
       ...(entry.rerank ? { rerank: {} } : {}),
       ...(entry.audio ? { transcription: {} } : {}),
       ...(entry.audio?.translation ? { translation: {} } : {}),
-      ...(entry.images ? { image: entry.images.maxImages ? { maxImages: entry.images.maxImages } : {} } : {}),
+      ...(entry.image ? { image: entry.image.maxImages ? { maxImages: entry.image.maxImages } : {} } : {}),
+      ...(entry.speech ? { speech: {} } : {}),
     },
     chat: compatibleChat(entry),
     ...(entry.completion ? { completion: compatibleCompletion(entry, entry.completion) } : {}),
     ...(entry.embeddings ? { embeddings: compatibleEmbeddings(entry.embeddings, compatibleHeaders(entry)) } : {}),
     ...(entry.rerank ? { rerank: compatibleRerank(entry.rerank) } : {}),
     ...(entry.audio ? { transcription: compatibleTranscription(entry.audio, compatibleHeaders(entry)) } : {}),
-    ...(entry.images ? { image: compatibleImages(entry.images, compatibleHeaders(entry)) } : {}),
+    ...(entry.image ? { image: entry.image.translator(compatibleHeaders(entry)) } : {}),
+    ...(entry.speech ? { speech: compatibleSpeech(entry.speech, compatibleHeaders(entry)) } : {}),
     mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
   });
 }
