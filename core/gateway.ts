@@ -10,6 +10,7 @@ import { adminRouter } from './api/admin/index.ts';
 import { registerBatchJobs } from './api/batches-jobs.ts';
 import { registerFileJobs } from './api/files-expiry.ts';
 import { registerVectorStoreExpiry } from './api/vector-stores-expiry.ts';
+import { registerVideoJobs } from './api/video-poll.ts';
 import { ingestHandler, VECTOR_STORE_INGEST } from './api/vector-stores-ingest.ts';
 import { healthRouter } from './api/health.ts';
 import { UpgradedSockets } from './api/proxy-upgrade.ts';
@@ -18,6 +19,7 @@ import type { LoadedConfig } from './boot/load.ts';
 import { Breakers } from './dispatch/breakers.ts';
 import { createDispatcher } from './dispatch/dispatcher.ts';
 import { ImageProgressHub } from './dispatch/image-progress.ts';
+import { cutLingering } from './ingress/drain.ts';
 import { createEmbeddingService } from './dispatch/embed.ts';
 import type { EmbeddingService } from './pipeline/embed.ts';
 import { fileSearchTool } from './retrieval/file-search.ts';
@@ -172,6 +174,8 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     registerWebhookJobs(jobs, config, logger);
     await registerFileJobs(jobs, { db, config, providers: loaded.providers, upstream, breakers, io, logger });
     await registerVectorStoreExpiry(jobs, { db, config, logger });
+    // meterWork is bound once the plugins are set up, before listen() starts the runner.
+    await registerVideoJobs(jobs, { config, db, providers: loaded.providers, call: { upstream, breakers, io }, logger, meterWork: (work) => meterWork(work) });
     const revoked = await identity.revocations.load();
     if (revoked > 0) logger.debug({ revoked }, 'JWT revocations loaded into the KV');
   } catch (err) {
@@ -276,6 +280,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     clearTimeout(timer);
     if (outcome === 'deadline') logger.warn({ inFlight: traffic.inFlight }, 'shutdown deadline reached: closing remaining connections');
     server.closeAllConnections();
+    cutLingering(server);
     upgraded.closeAll();
     await jobsStopped;
     await runCloseHooks();

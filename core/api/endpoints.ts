@@ -5,6 +5,7 @@ import { modelsEndpoint } from './models.ts';
 import { proxyEndpoints } from './proxy.ts';
 import { responsesReadEndpoints } from './responses.ts';
 import { vectorStoresEndpoints } from './vector-stores.ts';
+import { videoEndpoints } from './video.ts';
 import { transcriptionsEndpoint, translationsEndpoint } from '../ingress/audio.ts';
 import { chatCompletionsEndpoint } from '../ingress/chat.ts';
 import { completionsEndpoint } from '../ingress/completions.ts';
@@ -16,8 +17,9 @@ import { imagesEndpoint } from '../ingress/images.ts';
 import { imageProgressEndpoint } from './image-progress.ts';
 import { speechEndpoint } from '../ingress/speech.ts';
 import { responsesCreateEndpoint } from '../ingress/responses.ts';
+import { videoGenerationsEndpoint } from '../ingress/video.ts';
 
-export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, transcriptionsEndpoint, translationsEndpoint, speechEndpoint, imagesEndpoint, imageProgressEndpoint, responsesCreateEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...responsesReadEndpoints, ...vectorStoresEndpoints, ...proxyEndpoints];
+export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, transcriptionsEndpoint, translationsEndpoint, speechEndpoint, imagesEndpoint, imageProgressEndpoint, videoGenerationsEndpoint, responsesCreateEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...responsesReadEndpoints, ...vectorStoresEndpoints, ...videoEndpoints, ...proxyEndpoints];
 
 /** The route names pipelines.yaml may list (the passthrough's several methods share `/proxy`). */
 export const endpointPaths = (): string[] => [...new Set(endpoints.map((e) => e.path))];

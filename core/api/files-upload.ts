@@ -6,6 +6,7 @@
  * keys: `files.create({ provider, purpose, file })`). `expires_in_seconds` and `metadata` only concern the registry and may
  * come before or after. JSON: the whole body within 50 MiB, with the file as `content_base64`.
  */
+import { drainRefused } from '../ingress/drain.ts';
 import busboy from 'busboy';
 import { Readable } from 'node:stream';
 import { BodyLimit, tooLarge } from '../dispatch/passthrough.ts';
@@ -77,8 +78,8 @@ export function receiveMultipart(ctx: GatewayContext, begin: BeginUpload, discar
   const gw = ctx.state.gw;
   const declared = Number(ctx.get('content-length'));
   if (declared > MULTIPART_FILE_LIMIT + FORM_ALLOWANCE) {
-    // Refused before a byte is read or sent upstream; the unread rest is not worth reading.
-    ctx.set('Connection', 'close');
+    // Refused before a byte is read or sent upstream.
+    drainRefused(ctx);
     return Promise.reject(tooLarge(MULTIPART_FILE_LIMIT, FILES_ROUTE));
   }
   let parser: busboy.Busboy;
@@ -138,7 +139,7 @@ export function receiveMultipart(ctx: GatewayContext, begin: BeginUpload, discar
       upstream.abort(err);
       ctx.req.unpipe(limiter);
       limiter.unpipe(parser);
-      if (!ctx.req.complete) ctx.set('Connection', 'close');
+      drainRefused(ctx);
       settle();
     };
     const onAbort = () => fail(abortError());

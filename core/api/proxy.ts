@@ -7,6 +7,7 @@
  * body verbatim, with X-Provider added. A GET that asks for a WebSocket upgrade is admitted the same way and then
  * proxied to the provider's WebSocket API (core/api/proxy-upgrade.ts, core/dispatch/passthrough-ws.ts).
  */
+import { drainRefused } from '../ingress/drain.ts';
 import type { JsonSchema } from '../json-schema.ts';
 import {
   answerHeaders, BodyLimit, forwardedHeaders, passthroughTargets, sendPassthrough, tooLarge,
@@ -84,8 +85,8 @@ function passthroughHandler(deps: LocalEndpointDeps): GatewayMiddleware {
     }
     const body = declaredBody(ctx.req.headers);
     if (body.length !== undefined && body.length > limitBytes) {
-      // Refused before a byte is read or sent upstream; the unread rest is not worth reading.
-      ctx.set('Connection', 'close');
+      // Refused before a byte is read or sent upstream.
+      drainRefused(ctx);
       throw tooLarge(limitBytes, PROXY_ROUTE);
     }
     let limiter: BodyLimit | undefined;
@@ -122,7 +123,7 @@ function passthroughHandler(deps: LocalEndpointDeps): GatewayMiddleware {
         // The rest of the body (over the limit, or for an upstream that never answered) is not worth reading.
         ctx.req.unpipe(limiter);
         limiter.destroy();
-        ctx.set('Connection', 'close');
+        drainRefused(ctx);
       }
       throw err;
     }

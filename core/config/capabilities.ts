@@ -9,7 +9,7 @@ export const SPEC_CAPABILITY_ENDPOINTS = {
   embeddings: ['/v1/embeddings'],
   audio: ['/v1/audio/transcriptions', '/v1/audio/translations'],
   tts: ['/v1/audio/speech'],
-  images: ['/v1/images/generations', '/image-progress'],
+  images: ['/v1/images/generations'],
   rerank: ['/v1/rerank'],
   'video-generation': ['/v1/video/generations'],
   files: ['/v1/files'],
@@ -40,8 +40,16 @@ export const CAPABILITIES = Object.keys(CAPABILITY_ENDPOINTS) as Capability[];
 /** The spec's 15 capabilities, in its order: what JWT callers get by default. */
 export const SPEC_CAPABILITIES = Object.keys(SPEC_CAPABILITY_ENDPOINTS) as Capability[];
 
+/**
+ * Routes of the gateway's own that belong to a spec capability rather than a new one: the WebSocket on which an
+ * image request's progress is followed is part of `images` (the spec names the namespace, not a capability).
+ */
+export const SPEC_CAPABILITY_EXTRA_PATHS: Readonly<Record<string, Capability>> = { '/image-progress': 'images' };
+
 /** The capability the table gives a path (a path under a listed prefix counts), or null (GET /v1/models). */
 export function capabilityFor(path: string): Capability | null {
+  const extra = SPEC_CAPABILITY_EXTRA_PATHS[path];
+  if (extra) return extra;
   for (const [capability, prefixes] of Object.entries(CAPABILITY_ENDPOINTS)) {
     if ((prefixes as readonly string[]).some((p) => path === p || path.startsWith(`${p}/`))) return capability as Capability;
   }

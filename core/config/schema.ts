@@ -42,6 +42,7 @@ const serverSchema: JsonSchema = {
     idleSocketTimeoutMs: positiveMs('A connection on which no byte moves either way for this long is closed, whatever it is doing: a client that stopped reading a stream, a stalled upload. Keep it above upstream.bodyTimeoutMs and upstream.headersTimeoutMs so that a slow upstream is answered with its own error first.', 360000),
     maxConnections: { type: 'integer', minimum: 1, default: 8192, description: 'Most open client connections. Past it, the connection that has waited longest without a request in progress is closed to admit the new one; when every connection is busy the new one is refused. Both are counted (/readyz `connections`) and logged. Keep it under the process file-descriptor limit minus the upstream pool.' },
     proxyForwardClientAddress: { type: 'boolean', default: false, description: 'Send the caller\'s address to providers on passthrough requests (/proxy/<provider>/..., WebSocket upgrades too) as X-Forwarded-For: the resolved client address, the trusted proxies after it, then the gateway\'s socket peer. Off by default: a provider is a third party, the address is personal data it needs for nothing it does for the gateway, and translated calls never send it. Turn it on for upstreams you operate that log or limit by client. X-Forwarded-Proto and X-Forwarded-Host are sent either way; a caller\'s own forwarding headers never are, unless it is a trusted proxy.' },
+    publicUrl: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$', description: 'The gateway\'s address as callers reach it (https://gw.example.com, a path prefix allowed): links the gateway hands out (a video job\'s content route) are built on it. Unset: the request\'s own scheme and Host.' },
     proxyBodyLimitBytes: { type: 'integer', minimum: 1024, default: 52428800, description: 'Largest request body the passthrough (/proxy/<provider>/...) streams to a provider; a declared Content-Length over it gets 413 before any byte is sent upstream, a chunked body as soon as it crosses it.' },
   },
 };
@@ -194,6 +195,15 @@ const batchesSchema: JsonSchema = {
   },
 };
 
+const videoSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, default: {},
+  description: 'Video generation jobs (POST /v1/video/generations): how the gateway follows them on their provider.',
+  properties: {
+    pollIntervalMs: positiveMs('Delay between two status requests for one running job; the first is made at the sweep\'s next run after the job starts. A failed request is retried after twice the delay per failure in a row, up to 16 times it.', 10000),
+    maxJobMinutes: { type: 'integer', minimum: 1, maximum: 10080, default: 60, description: 'A job still running this long after it started is failed with UPSTREAM_TIMEOUT (and metered as failed, with no seconds).' },
+  },
+};
+
 const modelTargetSchema: JsonSchema = {
   type: 'object', additionalProperties: false, required: ['provider'],
   properties: {
@@ -279,6 +289,7 @@ export function buildConfigSchema(plugins: SchemaContributor[], providers: Schem
       outbound: outboundSchema,
       webhooks: webhooksSchema,
       batches: batchesSchema,
+      video: videoSchema,
       providers: {
         type: 'object', default: {}, [ENTITY_KEYWORD]: 'provider',
         description: 'Provider slug -> connection settings.',

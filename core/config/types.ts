@@ -17,6 +17,8 @@ export interface ServerConfig {
   requestTimeoutMs: number;
   idleSocketTimeoutMs: number;
   maxConnections: number;
+  /** The gateway's address as callers reach it, for links it hands out; unset: the request's scheme and Host. */
+  publicUrl?: string;
 }
 
 export interface StorageConfig {
@@ -119,6 +121,12 @@ export interface BatchesConfig {
   pollIntervalMs: { openai: number; anthropic: number; default: number; [family: string]: number };
 }
 
+/** Video generation jobs (core/api/video-poll.ts): the status poll cadence and how long a job may run. */
+export interface VideoConfig {
+  pollIntervalMs: number;
+  maxJobMinutes: number;
+}
+
 export interface ProviderConfig {
   baseUrl?: string;
   apiKey?: string;
@@ -183,6 +191,7 @@ export interface GatewayConfig {
   outbound: OutboundConfig;
   webhooks: WebhooksConfig;
   batches: BatchesConfig;
+  video: VideoConfig;
   providers: Record<string, ProviderConfig>;
   models: ModelConfig[];
   pipelines: PipelineConfig[];

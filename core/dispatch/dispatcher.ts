@@ -16,13 +16,14 @@ import { callChat, checkChat } from './chat-call.ts';
 import { providerFileIds } from './chat-files.ts';
 import { callCompletion, checkCompletion } from './completion-call.ts';
 import { callEmbeddings, checkEmbeddings } from './embeddings-call.ts';
-import { sleep, unsupported, type CallDeps } from './exchange.ts';
+import { sleep, type CallDeps } from './exchange.ts';
 import type { BuiltInToolName, ProviderDefinition, ProviderTarget } from './provider.ts';
 import { callRerank, checkRerank } from './rerank-call.ts';
 import { callImage, checkImage } from './image-call.ts';
 import type { ProgressReport } from './image-progress.ts';
 import { callSpeech, checkSpeech } from './speech-call.ts';
 import { callTranscription, checkTranscription } from './transcription-call.ts';
+import { callVideo, checkVideo } from './video-call.ts';
 import { callResponses, responsesTranslatorFor } from './responses-call.ts';
 import type { ProviderRegistry } from './provider-registry.ts';
 import type { RoutingTable } from './routing.ts';
@@ -94,7 +95,7 @@ function modalityCall(deps: DispatcherDeps, request: CanonicalRequest, caller: C
     case 'transcription': case 'translation': return { check: (p) => checkTranscription(p, request), call: callTranscription };
     case 'speech': return { check: (p) => checkSpeech(p), call: callSpeech };
     case 'image': return { check: (p) => checkImage(p), call: (ctx, d, p, t) => callImage(ctx, { ...d, ...(deps.imageProgress ? { imageProgress: deps.imageProgress } : {}) }, p, t) };
-    case 'video': return { check: (p) => { throw unsupported(p.slug, 'video generation', { capability: 'video' }); }, call: () => Promise.reject(new Error('video jobs are started by the video endpoint')) };
+    case 'video': return { check: (p) => checkVideo(p), call: (ctx, d, p, t) => callVideo(ctx, { ...d, db: deps.db, now: deps.now, routing: deps.routing }, p, t) };
   }
 }
 

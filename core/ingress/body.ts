@@ -3,6 +3,7 @@
  * read, a chunked body as soon as it crosses the limit. A body nested deeper than MAX_JSON_DEPTH is refused
  * too: schema validation, token estimates and translators walk bodies recursively and would overflow the stack.
  */
+import { drainRefused } from './drain.ts';
 import { koaBody } from 'koa-body';
 import type { Context } from 'koa';
 import { GatewayError } from '../errors.ts';
@@ -44,8 +45,7 @@ export function jsonBodyReader(limitBytes: number): BodyReader {
 function bodyError(ctx: Context, err: unknown, limitBytes: number): GatewayError {
   const e = err as { status?: number; type?: string; message?: string };
   if (e.status === 413 || e.type === 'entity.too.large') {
-    // The rest of an oversized body is not worth reading: close the connection after answering.
-    ctx.set('Connection', 'close');
+    drainRefused(ctx);
     return new GatewayError('PAYLOAD_TOO_LARGE', `Request body exceeds the limit of ${limitBytes} bytes for ${ctx.path}`, { limitBytes });
   }
   if (e.type === 'entity.parse.failed' || e.status === 400) {

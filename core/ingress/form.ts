@@ -3,6 +3,7 @@
  * the byte limit enforced while reading (413 PAYLOAD_TOO_LARGE as soon as it is crossed, the connection closed
  * after the answer). Larger uploads stream instead (core/api/files-upload.ts).
  */
+import { drainRefused } from './drain.ts';
 import busboy from 'busboy';
 import type { Context } from 'koa';
 import { BodyLimit, tooLarge } from '../dispatch/passthrough.ts';
@@ -25,7 +26,7 @@ const FIELD_BYTES = 64 * 1024;
 
 export function readForm(ctx: Context, limitBytes: number): Promise<Form> {
   if (Number(ctx.get('content-length')) > limitBytes) {
-    ctx.set('Connection', 'close');
+    drainRefused(ctx);
     return Promise.reject(tooLarge(limitBytes, ctx.path));
   }
   let parser: busboy.Busboy;
@@ -43,7 +44,7 @@ export function readForm(ctx: Context, limitBytes: number): Promise<Form> {
       failed = true;
       ctx.req.unpipe(limiter);
       limiter.unpipe(parser);
-      if (limiter.exceeded) ctx.set('Connection', 'close');
+      drainRefused(ctx);
       reject(err);
     };
     parser.on('field', (name, value, info) => {

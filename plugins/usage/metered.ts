@@ -7,7 +7,8 @@
  * The record's time (created_at) is when the work ended: its cost is known then, and the budget plugin charges
  * the periods holding that time, so that counters rebuilt from these records agree with the charged ones.
  * Status: completed stays completed; failed and expired are `failed` with error code BATCH_FAILED or
- * BATCH_EXPIRED; cancelled is `aborted`. Whatever the status, the tokens the provider billed are recorded.
+ * BATCH_EXPIRED (VIDEO_FAILED for a video job); cancelled is `aborted`. Whatever the status, the tokens the
+ * provider billed are recorded.
  */
 import { createHash } from 'node:crypto';
 import { costUsd } from '../../core/canonical/pricing.ts';
@@ -38,7 +39,9 @@ export function meteredRecord(work: MeteredWork, services: Pick<PluginServices, 
   const prompt = tokenCount(usage.prompt_tokens);
   const completion = tokenCount(usage.completion_tokens);
   const cached = tokenCount(usage.prompt_tokens_details?.cached_tokens);
-  const { status, errorCode } = STATUS[work.status];
+  const { status, errorCode: batchCode } = STATUS[work.status];
+  // A video job that failed is one request that failed, not a batch.
+  const errorCode = work.source === 'video' && batchCode !== null ? 'VIDEO_FAILED' : batchCode;
   return {
     id: meteredRecordId(work.id),
     requestId: work.id,

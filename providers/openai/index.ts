@@ -9,6 +9,7 @@ import { openaiImages } from './images.ts';
 import { openaiResponses } from './responses.ts';
 import { openaiSpeech } from './speech.ts';
 import { openaiTranscription } from './transcription.ts';
+import { openaiVideo } from './video.ts';
 
 export default defineProvider({
   slug: 'openai',
@@ -36,6 +37,7 @@ export default defineProvider({
     translation: {},
     speech: {},
     image: {},
+    video: {},
     files: {},
     batch: { submit: true },
   },
@@ -46,6 +48,7 @@ export default defineProvider({
   transcription: openaiTranscription,
   speech: openaiSpeech,
   image: openaiImages,
+  video: openaiVideo,
   files: openaiFiles,
   batches: openaiBatches,
   passthroughHeaders: openaiHeaders,

@@ -5,6 +5,7 @@
  * same fixtures as one-call ones. Result files (audio, images) are served by the kit under /kit-files/ on the
  * fake's own origin; the kit checks that no provider credential is ever sent there.
  */
+import assert from 'node:assert/strict';
 import busboy from 'busboy';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -62,6 +63,8 @@ export interface SpeechSummary {
   model: string;
   input: string;
   voice: string;
+  /** The format asked for, by OpenAI's name (mp3, wav, ...), whatever the provider calls it. */
+  format: string;
 }
 
 export interface SpeechWire {
@@ -70,8 +73,10 @@ export interface SpeechWire {
   summarize(req: MediaRequest): Partial<SpeechSummary> | null;
   errorBody(status: number, message: string): MediaAnswer;
   assertAuth(req: MediaRequest, credential: string): void;
-  /** The Content-Type the caller gets for mp3 (default audio/mpeg). */
-  mp3Type?: string;
+  /** The Content-Type the caller gets for a format (default the gateway's own: audio/mpeg for mp3, audio/<format>). */
+  contentType?(format: string): string;
+  /** false when the provider has no voice field (Deepgram: the model is the voice), so none reaches it. */
+  sendsVoice?: boolean;
 }
 
 export interface ImageSummary {
@@ -88,6 +93,15 @@ export interface ImageWire {
   summarize(req: MediaRequest): ImageSummary | null;
   errorBody(status: number, message: string): MediaAnswer;
   assertAuth(req: MediaRequest, credential: string): void;
+}
+
+/**
+ * Asserts a JSON body names only fields the provider documents (one it would refuse, or silently ignore, is the
+ * translator's mistake: a field the caller did not ask for, or one left in OpenAI's name).
+ */
+export function assertDocumented(json: unknown, documented: readonly string[], provider: string): void {
+  const sent = json && typeof json === 'object' ? Object.keys(json) : [];
+  assert.deepEqual(sent.filter((field) => !documented.includes(field)), [], `${provider} was sent fields it does not document`);
 }
 
 export type MediaMode =

@@ -10,7 +10,7 @@ import { SignJWT, type JWTPayload } from 'jose';
 import { ConfigError } from '../../core/config/document.ts';
 import { parseConfig } from '../helpers/config.ts';
 import {
-  CAPABILITIES, CAPABILITY_ENDPOINTS, capabilityFor, EXTENSION_CAPABILITY_ENDPOINTS, SPEC_CAPABILITIES as CODE_SPEC_CAPABILITIES, SPEC_CAPABILITY_ENDPOINTS,
+  CAPABILITIES, CAPABILITY_ENDPOINTS, capabilityFor, EXTENSION_CAPABILITY_ENDPOINTS, SPEC_CAPABILITIES as CODE_SPEC_CAPABILITIES, SPEC_CAPABILITY_ENDPOINTS, SPEC_CAPABILITY_EXTRA_PATHS,
 } from '../../core/config/capabilities.ts';
 import { endpoints } from '../../core/api/endpoints.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
@@ -663,6 +663,9 @@ describe('the capability table', () => {
     assert.equal(capabilityFor('/proxy'), 'proxy');
     assert.equal(capabilityFor('/proxy/openai/v1/files'), 'proxy');
     assert.equal(capabilityFor('/proxyX'), null);
+    // The image-progress WebSocket is part of images, not a capability of its own.
+    assert.deepEqual(SPEC_CAPABILITY_EXTRA_PATHS, { '/image-progress': 'images' });
+    assert.equal(capabilityFor('/image-progress'), 'images');
   });
 
   test('capabilityFor: every listed path and the paths under it; nothing else', () => {

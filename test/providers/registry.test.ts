@@ -55,4 +55,12 @@ describe('the provider registry', () => {
       assert.ok(declared.includes(slug), `${slug} declares image`);
     }
   });
+
+  test('video (v): every provider declaring video is marked for it in PROVIDERS.md; the pairs still missing are listed', () => {
+    const marked = catalogueRows().filter((row) => row.modalities.includes('v')).map((row) => row.slug).sort();
+    const declared = builtInProviders.filter((p) => p.capabilities.video && p.video).map((p) => p.slug).sort();
+    const missing = marked.filter((slug) => !declared.includes(slug));
+    console.log(`video: ${declared.length} of ${marked.length} provider x video pairs of PROVIDERS.md registered${missing.length > 0 ? `; missing: ${missing.join(', ')}` : ''}`);
+    assert.deepEqual(declared.filter((slug) => !marked.includes(slug)), [], 'providers declaring video that PROVIDERS.md does not mark v');
+  });
 });

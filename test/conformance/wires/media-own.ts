@@ -1,5 +1,6 @@
 /**
- * The speech-to-text wires of the providers with their own formats, as their documentation describes them:
+ * The speech-to-text and text-to-speech wires of the providers with their own formats, as their documentation
+ * describes them:
  * - Deepgram: POST /listen, the raw audio as the body, options in the query (`model`, `language`,
  *   `utterances=true`); `{metadata: {duration}, results: {channels: [{alternatives: [{transcript, words}]}],
  *   utterances}}`; errors `{err_code, err_msg, request_id}`; `Authorization: Token <key>`.
@@ -10,10 +11,15 @@
  *   words: [{text, start, end, type: word | spacing}]}` in seconds, no duration; errors `{detail: {status,
  *   message}}`; `xi-api-key`.
  * The script's segments become timed words, a sentence per segment.
+ * Text to speech:
+ * - Deepgram Aura: POST /speak?model=<voice model>&encoding=mp3 (container, sample_rate, speed per format), JSON
+ *   `{text}`, no voice field (the model is the voice); the audio as the answer, typed by its encoding.
+ * - ElevenLabs: POST /text-to-speech/{voice_id}/stream?output_format=mp3_44100_128, JSON `{text, model_id,
+ *   voice_settings?}`; the audio streamed back.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { MediaAnswer, ScriptedTranscript, TranscriptionWire } from '../media-wire.ts';
+import { assertDocumented, type MediaAnswer, type ScriptedTranscript, type SpeechWire, type TranscriptionWire } from '../media-wire.ts';
 
 /** Each segment's words, spread evenly over it. */
 function wordsOf(script: ScriptedTranscript): Array<{ text: string; start: number; end: number }> {
@@ -81,4 +87,47 @@ export const elevenLabsTranscriptionWire: TranscriptionWire = {
   errorBody: (status, message) => json({ detail: { status: status === 429 ? 'too_many_concurrent_requests' : 'invalid_request', message } }, status),
   assertAuth: (req, credential) => assert.equal(req.headers['xi-api-key'], credential),
   reportsDuration: false,
+};
+
+/** Deepgram's encodings (and containers) by OpenAI's format names, and the Content-Type it answers each with. */
+const DEEPGRAM_FORMATS: Record<string, { format: string; type: string }> = {
+  'mp3/': { format: 'mp3', type: 'audio/mpeg' }, 'opus/ogg': { format: 'opus', type: 'audio/ogg' }, 'aac/': { format: 'aac', type: 'audio/aac' },
+  'flac/': { format: 'flac', type: 'audio/flac' }, 'linear16/wav': { format: 'wav', type: 'audio/wav' }, 'linear16/none': { format: 'pcm', type: 'application/octet-stream' },
+};
+const deepgramFormat = (query: Record<string, string>) => DEEPGRAM_FORMATS[`${query.encoding ?? 'linear16'}/${query.container ?? (query.encoding === 'linear16' ? 'wav' : '')}`];
+
+export const deepgramSpeechWire: SpeechWire = {
+  answer: (req, chunks) => ({ headers: { 'content-type': deepgramFormat(req.query)?.type ?? 'application/octet-stream' }, body: chunks }),
+  summarize(req) {
+    if (!req.path.endsWith('/speak')) return null;
+    // The body is the text alone; everything else (model, encoding, speed) is in the query.
+    assertDocumented(req.json, ['text'], req.path);
+    return { model: req.query.model, input: req.json?.text, format: deepgramFormat(req.query)?.format ?? `unknown ${req.url}` };
+  },
+  errorBody: deepgramTranscriptionWire.errorBody,
+  assertAuth: deepgramTranscriptionWire.assertAuth,
+  sendsVoice: false,
+};
+
+/** ElevenLabs' output_format families by OpenAI's format names; PCM comes untyped. */
+const ELEVENLABS_FORMATS: Record<string, { format: string; type: string }> = {
+  mp3: { format: 'mp3', type: 'audio/mpeg' }, opus: { format: 'opus', type: 'audio/opus' }, wav: { format: 'wav', type: 'audio/wav' }, pcm: { format: 'pcm', type: 'application/octet-stream' },
+};
+const elevenLabsFormat = (query: Record<string, string>) => ELEVENLABS_FORMATS[(query.output_format ?? 'mp3_44100_128').split('_')[0]!];
+
+const ELEVENLABS_SPEECH_FIELDS = [
+  'text', 'model_id', 'language_code', 'voice_settings', 'pronunciation_dictionary_locators', 'seed', 'previous_text', 'next_text',
+  'previous_request_ids', 'next_request_ids', 'apply_text_normalization', 'apply_language_text_normalization',
+];
+
+export const elevenLabsSpeechWire: SpeechWire = {
+  answer: (req, chunks) => ({ headers: { 'content-type': elevenLabsFormat(req.query)?.type ?? 'application/octet-stream' }, body: chunks }),
+  summarize(req) {
+    const voice = /\/text-to-speech\/([^/]+)\/stream$/.exec(req.path)?.[1];
+    if (voice === undefined) return null;
+    assertDocumented(req.json, ELEVENLABS_SPEECH_FIELDS, req.path);
+    return { model: req.json?.model_id, input: req.json?.text, voice: decodeURIComponent(voice), format: elevenLabsFormat(req.query)?.format ?? `unknown ${req.url}` };
+  },
+  errorBody: elevenLabsTranscriptionWire.errorBody,
+  assertAuth: elevenLabsTranscriptionWire.assertAuth,
 };
