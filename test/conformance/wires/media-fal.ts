@@ -2,13 +2,14 @@
  * fal's queue as a media wire: POST /{model_id} with the model's input -> `{request_id, response_url, status_url,
  * cancel_url, status: IN_QUEUE}` (the URLs under the app, the first two segments); GET .../status walks IN_QUEUE
  * -> IN_PROGRESS (logs) -> COMPLETED; GET .../requests/{id} is the output: whisper `{text, chunks:
- * [{timestamp: [start, end], text}], inferred_languages}`, a TTS model `{audio: {url, content_type}}`, FLUX
+ * [{timestamp: [start, end], text}], inferred_languages}`, Kokoro `{audio: {url, content_type}}`, FLUX
  * `{images: [{url, content_type}]}`, the files on /kit-files/. Errors `{detail}`; `Authorization: Key <key>`.
- * Only the submit carries the caller's input, so only it is summarized.
+ * Only the submit carries the caller's input, so only it is summarized, and its fields checked against the
+ * model's documented input.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { ImageWire, MediaAnswer, MediaRequest, ScriptedTranscript, SpeechWire, TranscriptionWire } from '../media-wire.ts';
+import { assertDocumented, type ImageWire, type MediaAnswer, type MediaRequest, type ScriptedTranscript, type SpeechWire, type TranscriptionWire } from '../media-wire.ts';
 
 const json = (body: unknown, status = 200): MediaAnswer => ({ status, body: JSON.stringify(body) });
 const REQUEST = /^\/(.+?)\/requests\/([^/]+)(\/status)?$/;
@@ -34,6 +35,10 @@ function queue(output: (input: Record<string, unknown>, files: string) => unknow
   };
 }
 
+const WHISPER_FIELDS = ['audio_url', 'task', 'language', 'diarize', 'chunk_level', 'version', 'batch_size', 'prompt', 'num_speakers'];
+const KOKORO_FIELDS = ['prompt', 'voice', 'speed'];
+const FLUX_FIELDS = ['prompt', 'image_size', 'num_inference_steps', 'seed', 'guidance_scale', 'sync_mode', 'num_images', 'enable_safety_checker', 'output_format', 'acceleration'];
+
 const errorBody = (status: number, message: string) => json({ detail: message }, status);
 const assertAuth = (req: MediaRequest, credential: string) => assert.equal(req.headers.authorization, `Key ${credential}`);
 
@@ -51,6 +56,7 @@ export function falTranscriptionWire(): TranscriptionWire {
     },
     summarize(req) {
       if (!submitted(req)) return null;
+      assertDocumented(req.json, WHISPER_FIELDS, req.path);
       const url = String(req.json.audio_url);
       return { model: req.path.slice(1), audio: Buffer.from(url.slice(url.indexOf(',') + 1), 'base64'), language: req.json.language ?? null, task: req.json.task === 'translate' ? 'translation' : 'transcription' };
     },
@@ -59,12 +65,21 @@ export function falTranscriptionWire(): TranscriptionWire {
   };
 }
 
-/** A TTS model that reads `text` and makes MP3 (as fal's ElevenLabs models do). */
+/**
+ * Kokoro: `{prompt, voice, speed}` -> a WAV file, the one format it makes. fal's request names no format, so the
+ * format reaching the provider is the model's own.
+ */
 export function falSpeechWire(): SpeechWire {
-  const walk = queue((_input, files) => ({ audio: { url: `${files}/kit-files/speech.mp3`, content_type: 'audio/mpeg' } }));
+  const walk = queue((_input, files) => ({ audio: { url: `${files}/kit-files/speech.wav`, content_type: 'audio/wav' } }));
   return {
     answer: (req, _chunks, files) => walk(req, files),
-    summarize: (req) => (submitted(req) ? { model: req.path.slice(1), input: req.json.text, voice: req.json.voice } : null),
+    summarize(req) {
+      if (!submitted(req)) return null;
+      assertDocumented(req.json, KOKORO_FIELDS, req.path);
+      return { model: req.path.slice(1), input: req.json.prompt, voice: req.json.voice, format: 'wav' };
+    },
+    // The kit's file host names every audio file audio/mpeg: the gateway passes the CDN's type on.
+    contentType: () => 'audio/mpeg',
     errorBody, assertAuth,
   };
 }
@@ -76,7 +91,11 @@ export function falImageWire(): ImageWire {
   }));
   return {
     answer: (req, _png, files) => walk(req, files),
-    summarize: (req) => (submitted(req) ? { model: req.path.slice(1), prompt: req.json.prompt, n: req.json.num_images } : null),
+    summarize(req) {
+      if (!submitted(req)) return null;
+      assertDocumented(req.json, FLUX_FIELDS, req.path);
+      return { model: req.path.slice(1), prompt: req.json.prompt, n: req.json.num_images };
+    },
     errorBody, assertAuth,
   };
 }
