@@ -2,16 +2,15 @@
  * Video generation on fal (fal-ai/kling-video/..., fal-ai/veo3, ...): input `{prompt, duration, aspect_ratio,
  * image_url, negative_prompt, seed}`, output `{video: {url, content_type}}` on fal's public CDN.
  *
- * The job runner polls with one request and reads its answer with `state`; fal splits the two: the status URL
- * says IN_QUEUE / IN_PROGRESS / COMPLETED but never carries the output, and the output is only at the response
- * URL. So `poll` GETs the response URL ({app}/requests/{id}), the one request that can answer both: once done it
- * is the output, which `state` reads as completed; while the request runs, fal answers it with the queue status
- * (202 with the status body), read as queued or in progress. fal's docs only describe reading the response URL
- * after COMPLETED: should fal refuse an early read instead, the runner's poll needs a second request (status,
- * then the response), which VideoTranslator cannot say today. A failed request is COMPLETED too, and its response
- * URL answers fal's error (4xx/5xx `{detail}`): mapError makes that the job's failure. The task id is that path
- * relative to the base URL, so `poll` rebuilds the URL from it alone; fal's status and response live under the
- * app (fal-ai/kling-video), not the submitted sub-path.
+ * fal splits a poll in two: the status URL ({app}/requests/{id}/status, polled with logs for the progress) says
+ * IN_QUEUE / IN_PROGRESS / COMPLETED but never carries the output, and the response URL has the output once
+ * COMPLETED (before that fal answers it 400 "Request is still in progress", so it cannot be polled alone). So
+ * `poll` GETs the status, and `followUp` turns a COMPLETED status into the GET of the response URL within the
+ * same poll, whose output `state` reads as completed. A failed request is COMPLETED with `error` (and
+ * `error_type`) in its status, read as failed; its response URL answers fal's error (4xx/5xx `{detail}`), which
+ * mapError makes the job's failure. The task id is the request's path under the base URL
+ * (fal-ai/kling-video/requests/{id}: status and response live under the app, not the submitted sub-path), so
+ * `poll` rebuilds the URLs from it alone.
  */
 import type { VideoTaskState } from '../../core/canonical/video.ts';
 import type { ProviderTarget, VideoTranslator } from '../../core/dispatch/provider.ts';
@@ -45,9 +44,8 @@ function stateOf(body: unknown): VideoTaskState {
   const answer = queueAnswer(body);
   if (answer) {
     if (answer.status === 'COMPLETED' && answer.error) return { status: 'failed', error: answer.error };
-    if (answer.status === 'IN_PROGRESS') return { status: 'in_progress', progress: queueProgress(answer) };
-    // COMPLETED without its output yet: the next poll of the response URL reads it.
-    if (answer.status === 'COMPLETED') return { status: 'in_progress', progress: 99 };
+    // A COMPLETED status reaches state only if its output was not fetched (followUp does that): not done yet.
+    if (answer.status === 'IN_PROGRESS' || answer.status === 'COMPLETED') return { status: 'in_progress', progress: Math.min(queueProgress(answer), 99) };
     return { status: 'queued', progress: 0 };
   }
   const video = isRecord(body) ? body.video : undefined;
@@ -75,7 +73,12 @@ export const falVideo: VideoTranslator = {
   },
   poll(taskId, target) {
     if (!TASK.test(taskId) || taskId.split('/').includes('..')) throw malformed(target, `a task id that is not a fal request path (${taskId})`);
-    return { method: 'GET', path: `/${taskId}`, headers: falHeaders(target) };
+    return { method: 'GET', path: `/${taskId}/status?logs=1`, headers: falHeaders(target) };
+  },
+  followUp(body, target) {
+    const answer = queueAnswer(body);
+    if (!answer || answer.status !== 'COMPLETED' || answer.error) return null;
+    return { request: { method: 'GET', path: falUrl(answer.responseUrl, target, 'response URL').href, headers: falHeaders(target) } };
   },
   state: (body) => stateOf(body),
 };

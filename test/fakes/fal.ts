@@ -5,8 +5,10 @@
  *   status: IN_QUEUE, queue_position}`; the URLs live under the app (the first two segments), as fal's do.
  * - GET .../requests/{id}/status[?logs=1] walks the request IN_QUEUE (queue_position 0) -> IN_PROGRESS (log lines,
  *   the last carrying a tqdm percentage) -> COMPLETED, one step a poll; logs only with logs=1.
- * - GET .../requests/{id}: the output once COMPLETED (or `resultError` when set); before that it also steps the
- *   walk and answers 202 with the status body, so a poller of the response URL alone (video) sees the walk too.
+ * - GET .../requests/{id}: the output once COMPLETED (or `resultError` when set); before that 400 `{detail:
+ *   "Request is still in progress", request_id, ...urls}`, as fal answers an early read.
+ * - `statusError`: the next request to complete fails as fal reports it: COMPLETED with `error` and `error_type`
+ *   in its status, and its response URL answering 500 `{detail}`.
  * - The output by model: whisper/wizper `{text, chunks, inferred_languages}`, kokoro `{audio}`, flux `{images}`
  *   (num_images of them), kling/veo `{video}`; the files are served by the CDN server without any credential.
  * - A wrong credential is 401 `{detail}`; input without its required field 422 `{detail: [{loc, msg, type}]}`.
@@ -36,6 +38,7 @@ interface Job {
   input: Record<string, unknown>;
   polls: number;
   status: Status;
+  error?: string;
 }
 
 export interface FakeFal {
@@ -49,6 +52,8 @@ export interface FakeFal {
   files: Record<string, { type: string; bytes: Buffer }>;
   /** When set, the next completed result answers this instead of the output (a failed request), then clears. */
   resultError?: { status: number; body: unknown };
+  /** When set, the next request to complete fails with this error in its status, then clears. */
+  statusError?: string;
   /** The bodies fal answered, last first: for unit tests of the translators against real answers. */
   answers: unknown[];
   close(): Promise<void>;
@@ -94,7 +99,7 @@ export async function startFakeFal(): Promise<FakeFal> {
       'image-3.png': { type: 'image/png', bytes: Buffer.from('\x89PNG-fal-image-3', 'latin1') },
       'video.mp4': { type: 'video/mp4', bytes: Buffer.from('....ftypmp42-fal-video') },
     },
-  } as Omit<FakeFal, 'origin' | 'cdnOrigin' | 'close'> & { resultError?: FakeFal['resultError'] };
+  } as Omit<FakeFal, 'origin' | 'cdnOrigin' | 'close'>;
   let origin = '';
   let cdnOrigin = '';
   const answer = (res: ServerResponse, status: number, body: unknown) => {
@@ -118,11 +123,17 @@ export async function startFakeFal(): Promise<FakeFal> {
       ];
     }
     if (job.status === 'COMPLETED') body.metrics = { inference_time: 1.5 };
+    if (job.error) Object.assign(body, { error: job.error, error_type: 'internal_server_error' });
     return body;
   };
   const step = (job: Job): Status => {
     job.polls++;
+    const was = job.status;
     job.status = job.polls === 1 ? 'IN_QUEUE' : job.polls === 2 ? 'IN_PROGRESS' : 'COMPLETED';
+    if (was !== 'COMPLETED' && job.status === 'COMPLETED' && fake.statusError) {
+      job.error = fake.statusError;
+      delete fake.statusError;
+    }
     return job.status;
   };
   const output = (job: Job): Record<string, unknown> => {
@@ -147,7 +158,8 @@ export async function startFakeFal(): Promise<FakeFal> {
         step(job);
         return answer(res, 200, statusBody(job, entry.query.logs === '1'));
       }
-      if (job.status !== 'COMPLETED' && step(job) !== 'COMPLETED') return answer(res, 202, statusBody(job, false));
+      if (job.status !== 'COMPLETED') return answer(res, 400, { detail: 'Request is still in progress', ...urls(job) });
+      if (job.error) return answer(res, 500, { detail: job.error });
       const error = fake.resultError;
       if (error) {
         delete fake.resultError;

@@ -1,8 +1,9 @@
 /**
  * fal's image and video translators driven directly against the loopback fal (test/fakes/fal.ts), each request
  * they build sent as the gateway would send it: the FLUX input and its follow-up walk with the progress each
- * polled answer gives, the video task created, its id rebuilt into the response URL and polled through
- * queued -> in_progress -> completed, the result on the CDN, and fal's errors and foreign URLs refused.
+ * polled answer gives, the video task created, its id rebuilt into the status URL and polled through
+ * queued -> in_progress -> completed (the response URL read once COMPLETED), the result on the CDN, and fal's
+ * errors and foreign URLs refused.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -59,29 +60,42 @@ describe('fal-ai image and video translators against the loopback fal', () => {
     assert.equal(fal.image!.progress!({ status: 'IN_PROGRESS', request_id: 'r', response_url: `${fake.origin}/a/b/requests/r`, logs: [{ message: 'warming up' }] }), 50, 'no percentage logged: half way');
   });
 
-  test('video: created from the submit answer, polled at the response URL queued -> in_progress -> completed', async () => {
+  /** One poll as the runner makes it: the status, then the follow-ups the translator asks for; the final answer. */
+  const pollOnce = async (taskId: string, t: ProviderTarget, paths: string[]) => {
+    let request: UpstreamRequest | undefined = fal.video!.poll(taskId, t);
+    let answer = { status: 0, body: undefined as unknown };
+    while (request) {
+      assert.equal(request.headers.authorization, `Key ${FAL_KEY}`);
+      paths.push(/^https?:/.test(request.path) ? new URL(request.path).pathname : request.path);
+      answer = await send(request);
+      if (answer.status >= 400) return answer;
+      request = fal.video!.followUp!(answer.body, t, taskId)?.request;
+    }
+    return answer;
+  };
+
+  test('video: created from the submit answer; each poll reads the status, a COMPLETED one followed by the response URL', async () => {
     const t = target('fal-ai/kling-video/v2.1/master/text-to-video');
     const create = fal.video!.create({ model: 'kling', prompt: 'a fox running', seconds: 5, size: '1280x720', image: 'https://example.com/first.png', negative_prompt: 'blur', seed: 3 }, t);
     assert.deepEqual([create.method, create.path], ['POST', '/fal-ai/kling-video/v2.1/master/text-to-video']);
     assert.deepEqual(JSON.parse(create.body!), { prompt: 'a fox running', duration: '5', aspect_ratio: '16:9', image_url: 'https://example.com/first.png', negative_prompt: 'blur', seed: 3 });
     const created = fal.video!.created((await send(create)).body, t, { model: 'kling', prompt: 'a fox running' });
-    assert.match(created.taskId, /^fal-ai\/kling-video\/requests\/[0-9a-f-]{36}$/, 'the app\'s request path: enough to rebuild the URL');
+    assert.match(created.taskId, /^fal-ai\/kling-video\/requests\/[0-9a-f-]{36}$/, 'the app\'s request path: enough to rebuild the URLs');
     assert.deepEqual(created.state, { status: 'queued', progress: 0 });
+    const early = await send({ method: 'GET', path: `/${created.taskId}`, headers: { authorization: `Key ${FAL_KEY}` } });
+    assert.deepEqual([early.status, (early.body as { detail: string }).detail], [400, 'Request is still in progress'], 'fal refuses an early read of the response URL');
     const states = [];
-    const seen = [];
+    const paths: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const poll = fal.video!.poll(created.taskId, t);
-      assert.deepEqual([poll.method, poll.path, poll.headers.authorization], ['GET', `/${created.taskId}`, `Key ${FAL_KEY}`]);
-      const answer = await send(poll);
-      seen.push(answer.status);
+      const answer = await pollOnce(created.taskId, t, paths);
       const state = fal.video!.state(answer.body, t, created.taskId);
       states.push(state);
       if (state.status === 'completed') break;
     }
-    assert.deepEqual(seen, [202, 202, 200]);
+    assert.deepEqual(paths, [...Array(3).fill(`/${created.taskId}/status?logs=1`), `/${created.taskId}`]);
     assert.deepEqual(states, [
       { status: 'queued', progress: 0 },
-      { status: 'in_progress', progress: 50 },
+      { status: 'in_progress', progress: 40 },
       { status: 'completed', progress: 100, result: { url: `${fake.cdnOrigin}/files/video.mp4`, contentType: 'video/mp4' } },
     ]);
     const file = await fetch(states.at(-1)!.result!.url);
@@ -89,20 +103,24 @@ describe('fal-ai image and video translators against the loopback fal', () => {
     assert.equal(fake.requests.at(-1)!.headers.authorization, undefined);
   });
 
-  test('video: Veo\'s suffixed duration and a given aspect ratio; a failed request\'s error maps; a status with an error fails the task', async () => {
+  test('video: Veo\'s suffixed duration and a given aspect ratio; a failed request: its status error, or its response\'s error mapped', async () => {
     const t = target('fal-ai/veo3', { durationSuffix: 's' });
     const create = fal.video!.create({ model: 'veo', prompt: 'waves', seconds: 8, aspect_ratio: '9:16', size: '1280x720' }, t);
     assert.deepEqual(JSON.parse(create.body!), { prompt: 'waves', duration: '8s', aspect_ratio: '9:16' });
-    const { taskId } = fal.video!.created((await send(create)).body, t, { model: 'veo', prompt: 'waves' });
+    const { taskId: first, state: queued } = fal.video!.created((await send(create)).body, t, { model: 'veo', prompt: 'waves' });
+    fake.statusError = 'Runner crashed';
+    let state = queued;
+    for (let i = 0; i < 5 && state.status !== 'failed'; i++) state = fal.video!.state((await pollOnce(first, t, [])).body, t, first);
+    assert.deepEqual(state, { status: 'failed', error: 'Runner crashed' }, 'COMPLETED with an error: failed, the response URL not read');
+
+    const second = fal.video!.created((await send(create)).body, t, { model: 'veo', prompt: 'waves' }).taskId;
     fake.resultError = { status: 422, body: { detail: [{ loc: ['body', 'prompt'], msg: 'Prompt was flagged', type: 'content_policy_violation' }] } };
-    let answer = { status: 202, body: {} as unknown };
-    for (let i = 0; i < 5 && answer.status === 202; i++) answer = await send(fal.video!.poll(taskId, t));
+    let answer = { status: 200, body: {} as unknown };
+    for (let i = 0; i < 5 && answer.status === 200; i++) answer = await pollOnce(second, t, []);
     assert.equal(answer.status, 422);
     const error = fal.mapError(answer.status, answer.body, t);
     assert.equal(error.code, 'UPSTREAM_BAD_REQUEST');
     assert.match(error.message, /Prompt was flagged \(body\.prompt\)/);
-    const failed = fal.video!.state({ status: 'COMPLETED', request_id: 'r', response_url: `${fake.origin}/fal-ai/veo3/requests/r`, error: 'Runner crashed', error_type: 'runner_disconnected' }, t, taskId);
-    assert.deepEqual(failed, { status: 'failed', error: 'Runner crashed' });
     assert.throws(() => fal.video!.poll('../admin', t), /not a fal request path/);
   });
 

@@ -1,9 +1,9 @@
 /**
  * fal video jobs through a real gateway against the loopback fal (test/fakes/fal.ts): the job submitted to the
- * model's path with its input and the Key credential, the `video.poll` sweep reading the response URL under the
- * app (fal answers the queue status there while the request runs) until the output, the CDN URL given to the
- * caller as it is (public: no credential needed), the asked seconds metered, and a request fal fails ending the
- * job with fal's detail.
+ * model's path with its input and the Key credential, the `video.poll` sweep reading the status under the app
+ * (with its logs) and, once COMPLETED, the response URL in the same poll (VideoTranslator.followUp), the CDN URL
+ * given to the caller as it is (public: no credential needed), the asked seconds metered, and a request fal
+ * fails (an error in its status, or its response answering an error) ending the job with fal's reason.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -47,7 +47,7 @@ describe('fal-ai: video jobs', () => {
     await fake?.close();
   });
 
-  test('submitted, polled at the response URL through IN_QUEUE and IN_PROGRESS to the output; the CDN URL given as it is; metered', async () => {
+  test('submitted, its status polled through IN_QUEUE and IN_PROGRESS, then COMPLETED and its output read; the CDN URL given as it is; metered', async () => {
     const start = fake.requests.length;
     const statuses = fake.statuses.length;
     const created = await postJson(`${gw.url}/v1/video/generations`, { model: 'kling', prompt: 'a fox running', seconds: 5, size: '1280x720' }, { authorization: `Bearer ${key}` });
@@ -65,9 +65,9 @@ describe('fal-ai: video jobs', () => {
     assert.equal(done.url, `${fake.cdnOrigin}/files/video.mp4`, 'fal\'s CDN is public: the caller fetches it there');
     assert.equal(done.seconds, 5, 'fal says nothing of the length: the asked seconds');
     const polls = fake.requests.slice(start + 1).filter((r) => r.server === 'queue');
-    assert.deepEqual(polls.map((r) => `${r.method} ${r.path}`), Array(3).fill(`GET /${task}`));
+    assert.deepEqual(polls.map((r) => `${r.method} ${r.path}${r.query.logs ? '?logs=1' : ''}`), [...Array(3).fill(`GET /${task}/status?logs=1`), `GET /${task}`]);
     assert.ok(polls.every((r) => r.headers.authorization === `Key ${FAL_KEY}`));
-    assert.deepEqual(fake.statuses.slice(statuses), ['IN_QUEUE', 'IN_QUEUE', 'IN_PROGRESS']);
+    assert.deepEqual(fake.statuses.slice(statuses), ['IN_QUEUE', 'IN_QUEUE', 'IN_PROGRESS', 'COMPLETED']);
 
     await eventually(async () => {
       const rows = await gw.gateway.services.db.query<{ video_seconds: number; cost_usd: string; provider: string; status: string }>(
@@ -86,5 +86,15 @@ describe('fal-ai: video jobs', () => {
     assert.equal(failed.error.code, 'UPSTREAM_BAD_REQUEST');
     assert.match(failed.error.message, /Prompt was flagged \(body\.prompt\)/);
     assert.equal(failed.url, null);
+  });
+
+  test('a request fal reports COMPLETED with an error ends the job with that error, its response not read', async () => {
+    fake.statusError = 'Runner disconnected';
+    const created = await postJson(`${gw.url}/v1/video/generations`, { model: 'kling', prompt: 'a crash' }, { authorization: `Bearer ${key}` });
+    const { id } = created.body as { id: string };
+    const task = (await findVideoJob(gw.gateway.services.db, null, id))!.providerTaskId;
+    await eventually(async () => assert.equal((await job(id)).status, 'failed'), 10_000, 20);
+    assert.match((await job(id)).error.message, /fal-ai failed the video: Runner disconnected/);
+    assert.equal(fake.requests.filter((r) => r.path === `/${task}`).length, 0);
   });
 });
