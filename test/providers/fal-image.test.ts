@@ -118,4 +118,14 @@ describe('fal-ai: FLUX image generation', () => {
     assert.equal(retried.status, 200, JSON.stringify(retried.body));
     assert.equal(since(start).filter((r) => r.method === 'POST').length, 2, 'submitted again after the 500');
   });
+
+  test('a request fal reports COMPLETED with an error fails with that reason, its response not read', async () => {
+    const start = fake.requests.length;
+    fake.statusError = 'Runner disconnected';
+    const failed = await postJson(`${gw.url}/v1/images/generations`, { model: 'flux', prompt: 'p' }, { authorization: `Bearer ${key}` });
+    assert.equal(failed.status, 502, JSON.stringify(failed.body));
+    assert.equal(failed.body.error.code, 'UPSTREAM_ERROR');
+    assert.match(failed.body.error.message, /fal-ai: request [0-9a-f-]{36} failed: Runner disconnected/);
+    assert.ok(since(start).every((r) => r.path.endsWith('/status') || r.method === 'POST'), 'no read of the response URL');
+  });
 });
