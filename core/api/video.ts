@@ -11,6 +11,8 @@ import { Readable } from 'node:stream';
 import { exchange } from '../dispatch/exchange.ts';
 import { passthroughTargets } from '../dispatch/passthrough.ts';
 import { isAbort, transportError } from '../dispatch/upstream-errors.ts';
+import type { ProviderTarget, UpstreamRequest } from '../dispatch/provider.ts';
+import type { UpstreamResponse } from '../dispatch/upstream.ts';
 import { GatewayError } from '../errors.ts';
 import type { LocalEndpoint, LocalEndpointDeps } from '../ingress/endpoint.ts';
 import { videoJobSchema } from '../ingress/schemas/video.ts';
@@ -44,6 +46,43 @@ function fetchHandler(deps: LocalEndpointDeps): GatewayMiddleware {
   };
 }
 
+/** A type that says nothing about the video (S3's default, an error page's): the translator's or video/mp4 instead. */
+const GENERIC_TYPE = /^(application\/(octet-stream|json)|binary\/octet-stream|text\/)/i;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 3;
+/** An answer not passed on: its body goes, and the abort that destroying reports is expected, not a crash. */
+const discard = (response: UpstreamResponse) => response.body.once('error', () => {}).destroy();
+
+/**
+ * A provider's download link may redirect to its file host (Gemini's does). Followed at most MAX_REDIRECTS times;
+ * the download's headers (its credential) go only to the origin they were made for.
+ */
+async function followRedirects(deps: LocalEndpointDeps, target: ProviderTarget, download: UpstreamRequest, first: UpstreamResponse, signal: AbortSignal): Promise<UpstreamResponse> {
+  let response = first;
+  let url = new URL(/^https?:\/\//i.test(download.path) ? download.path : `${target.baseUrl.replace(/\/+$/, '')}${download.path}`);
+  const origin = url.origin;
+  for (let hops = 0; REDIRECTS.has(response.statusCode); hops++) {
+    const location = response.headers.location;
+    discard(response);
+    if (hops === MAX_REDIRECTS || typeof location !== 'string') {
+      throw new GatewayError('UPSTREAM_ERROR', `${target.slug} redirected the video download ${hops === MAX_REDIRECTS ? 'too many times' : 'without a Location'}`, { provider: target.slug });
+    }
+    url = new URL(location, url);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new GatewayError('UPSTREAM_ERROR', `${target.slug} redirected the video download to a ${url.protocol} URL`, { provider: target.slug });
+    const headers = url.origin === origin ? download.headers : {};
+    try {
+      response = await deps.upstream.send(url.origin, { method: 'GET', path: url.href, headers }, signal);
+    } catch (err) {
+      throw isAbort(err) ? err : transportError(target.slug, err, 'request');
+    }
+    if (response.statusCode >= 400) {
+      discard(response);
+      throw new GatewayError('UPSTREAM_ERROR', `${target.slug}'s video host answered ${response.statusCode}`, { provider: target.slug, upstreamStatus: response.statusCode });
+    }
+  }
+  return response;
+}
+
 function contentHandler(deps: LocalEndpointDeps): GatewayMiddleware {
   return async (ctx) => {
     const job = await tenantJob(deps, ctx);
@@ -58,9 +97,10 @@ function contentHandler(deps: LocalEndpointDeps): GatewayMiddleware {
     }
     const target = { ...entry.target, upstreamModel: job.upstreamModel };
     const signal = ctx.state.gw.signal;
-    const answer = await exchange(deps, entry.provider, target, translator.download(job.providerTaskId, job.resultUrl, target), { stream: true }, signal);
+    const download = translator.download(job.providerTaskId, job.resultUrl, target);
+    const answer = await exchange(deps, entry.provider, target, download, { stream: true }, signal);
     if (!('stream' in answer)) throw new Error('a video download returned no stream');
-    const response = answer.stream;
+    const response = await followRedirects(deps, target, download, answer.stream, signal);
     const body = response.body as Readable;
     // Headers are gone by then: a provider that breaks midway can only cut the connection.
     body.once('error', (err) => {
@@ -69,7 +109,7 @@ function contentHandler(deps: LocalEndpointDeps): GatewayMiddleware {
     });
     ctx.status = 200;
     const type = response.headers['content-type'];
-    ctx.set('Content-Type', typeof type === 'string' && !type.startsWith('application/json') ? type : job.resultContentType ?? 'video/mp4');
+    ctx.set('Content-Type', typeof type === 'string' && !GENERIC_TYPE.test(type) ? type : job.resultContentType ?? 'video/mp4');
     const length = response.headers['content-length'];
     if (typeof length === 'string') ctx.set('Content-Length', length);
     ctx.body = body;

@@ -44,7 +44,10 @@ export const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((res
   signal.addEventListener('abort', onAbort, { once: true });
 });
 
-/** A whole JSON answer, at most upstream.maxBodyBytes of it. */
+/**
+ * A whole JSON answer, at most upstream.maxBodyBytes of it. A 202 Accepted with no body at all (xAI's answer to
+ * a poll of a video still pending) reads as null: the translator says what that means.
+ */
 async function readJson(response: UpstreamResponse, slug: string, maxBytes: number): Promise<unknown> {
   let bytes: Buffer;
   try {
@@ -52,6 +55,7 @@ async function readJson(response: UpstreamResponse, slug: string, maxBytes: numb
   } catch (err) {
     throw isAbort(err) ? err : transportError(slug, err, 'request');
   }
+  if (response.statusCode === 202 && bytes.length === 0) return null;
   try {
     return JSON.parse(bytes.toString('utf8'));
   } catch {

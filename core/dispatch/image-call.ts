@@ -45,7 +45,8 @@ async function downloaded(deps: CallDeps, target: ProviderTarget, url: string, s
     // The provider's own result URL (a CDN): no credential of the gateway's goes with it.
     const response = await deps.upstream.send(url, { method: 'GET', path: url, headers: {} }, signal);
     if (response.statusCode >= 400) {
-      response.body.destroy();
+      // The abort that destroying the body reports is expected: nothing else reads it.
+      response.body.once('error', () => {}).destroy();
       throw badAnswer(target, `an image URL that answered ${response.statusCode}`);
     }
     bytes = await readBody(response, deps.upstream.maxBodyBytes);

@@ -14,6 +14,7 @@ export interface BedrockOptions {
   s3Prefix?: string;
   s3Endpoint?: string;
   controlPlaneUrl?: string;
+  videoOutputS3Uri?: string;
 }
 
 export const DEFAULT_S3_PREFIX = 'aigw/';

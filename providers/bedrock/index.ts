@@ -1,7 +1,8 @@
 /**
- * Amazon Bedrock, chat through the Converse API (one request shape for every model on Bedrock); files as S3
- * objects; batch inference jobs polled on the control plane. Requests are SigV4-signed with the configured AWS
- * credentials, or carry a Bedrock API key as a bearer token (not to S3, which takes SigV4 only).
+ * Amazon Bedrock, chat through the Converse API (one request shape for every model on Bedrock); images and video
+ * with Amazon's models (images.ts, video.ts); files as S3 objects; batch inference jobs polled on the control
+ * plane. Requests are SigV4-signed with the configured AWS credentials, or carry a Bedrock API key as a bearer
+ * token (not to S3, which takes SigV4 only).
  */
 import { defineProvider, type ChatTranslator } from '../../core/dispatch/provider.ts';
 import { authorize } from './auth.ts';
@@ -10,12 +11,14 @@ import { bedrockEmbeddingOptions, bedrockEmbeddings } from './embeddings.ts';
 import { DEFAULT_S3_PREFIX } from './endpoints.ts';
 import { bedrockHttpError } from './errors.ts';
 import { bedrockFiles } from './files.ts';
+import { AMAZON_MAX_IMAGES, bedrockImages } from './images.ts';
 import { bedrockRerank } from './rerank.ts';
 import { toConverse } from './request.ts';
 import { fromConverse } from './response.ts';
 import { BUCKET_PATTERN } from './s3.ts';
 import { uriEncode } from './sigv4.ts';
 import { converseStreamDecoder } from './stream.ts';
+import { bedrockVideo, bedrockVideoOptions } from './video.ts';
 
 const chat: ChatTranslator = {
   toUpstream(request, target, stream) {
@@ -56,6 +59,7 @@ export default defineProvider({
       s3Bucket: { type: 'string', pattern: BUCKET_PATTERN, description: 'The S3 bucket /v1/files uploads go to (as multipart uploads; needs AWS credentials). Without it an upload to bedrock is 400 CAPABILITY_NOT_SUPPORTED.' },
       s3Prefix: { type: 'string', maxLength: 512, default: DEFAULT_S3_PREFIX, description: 'Key prefix of uploaded files: each is {s3Prefix}{uuid}/{filename}.' },
       s3Endpoint: { type: 'string', pattern: '^https?://', description: 'S3 endpoint, addressed path-style ({s3Endpoint}/{bucket}/{key}); default https://s3.{region}.amazonaws.com.' },
+      ...bedrockVideoOptions,
       controlPlaneUrl: { type: 'string', pattern: '^https?://', description: 'Bedrock control plane, where batch inference jobs are polled and stopped; default https://bedrock.{region}.amazonaws.com.' },
     },
     dependencies: { accessKeyId: ['secretAccessKey'], secretAccessKey: ['accessKeyId'] },
@@ -66,6 +70,10 @@ export default defineProvider({
     embeddings: {},
     // InvokeModel with Cohere Rerank and Amazon Rerank (up to 1,000 documents).
     rerank: {},
+    // InvokeModel with Amazon Nova Canvas and Titan Image Generator (up to 5 images a call) and Stability's models (one).
+    image: { maxImages: AMAZON_MAX_IMAGES },
+    // Nova Reel through StartAsyncInvoke; videos land in S3 (options.videoOutputS3Uri) and are read back signed.
+    video: {},
     // S3 objects in options.s3Bucket.
     files: {},
     // Model invocation jobs made on Bedrock, registered by their ARN.
@@ -74,6 +82,8 @@ export default defineProvider({
   chat,
   embeddings: bedrockEmbeddings,
   rerank: bedrockRerank,
+  image: bedrockImages,
+  video: bedrockVideo,
   files: bedrockFiles,
   batches: bedrockBatches,
   authorize: async (request, target, io) => authorize(request, target, io.now()),

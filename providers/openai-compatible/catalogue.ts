@@ -11,6 +11,7 @@ import { openAiShapedImage, togetherImageBody, xaiImageBody } from './images.ts'
 import type { ParameterPolicy } from './policy.ts';
 import type { CompatibleRerank } from './rerank.ts';
 import { fireworksImages, hyperbolicImages, nebiusImages, siliconflowImages, volcengineImages, zhipuImages, type CompatibleImage } from './image-apis/index.ts';
+import { togetherVideo, volcengineVideo, xaiVideo, zhipuVideo, type CompatibleVideo } from './video-apis/index.ts';
 import { GROQ_SPEECH, SILICONFLOW_SPEECH, TOGETHER_SPEECH, type CompatibleSpeech } from './speech.ts';
 import { fireworksAudioBaseUrl, mistralAudioAnswer, mistralAudioForm, togetherAudioForm, type CompatibleAudio } from './transcription.ts';
 import {
@@ -45,6 +46,8 @@ export interface CompatibleEntry {
   image?: CompatibleImage;
   /** POST /audio/speech, as the provider documents it (absent: none). */
   speech?: CompatibleSpeech;
+  /** The host's video task API (video-apis/): a task started, then polled by the gateway's job runner (absent: none). */
+  video?: CompatibleVideo;
   policy?: ParameterPolicy;
   /** False for providers that reject `stream_options`; their usage comes in the last chunk unasked. */
   streamOptions?: boolean;
@@ -112,6 +115,8 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     // n is 1 to 4; width and height instead of size; no quality or style (steps, seed are Together's own).
     image: openAiShapedImage({ maxImages: 4, refuse: ['quality', 'style'], user: false, body: togetherImageBody }),
     speech: TOGETHER_SPEECH,
+    // /v2/videos beside the /v1 base; the video URL it answers is public.
+    video: togetherVideo,
   },
   {
     slug: 'fireworks-ai', completion: LEGACY, displayName: 'Fireworks AI', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', embeddings: { base64: false, dimensions: /nomic-embed-text-v1\.5|qwen3-embedding/i }, chat: all, policy: { drop: OPENAI_ONLY },
@@ -134,6 +139,8 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     slug: 'xai', displayName: 'xAI', defaultBaseUrl: 'https://api.x.ai/v1', chat: all, policy: { drop: OPENAI_ONLY, maxCompletionTokens: true },
     // n is 1 to 10; size and style are documented as not supported; base64 answers may come as data URLs.
     image: openAiShapedImage({ refuse: ['size', 'style'], body: xaiImageBody }),
+    // grok-imagine-video: deferred requests read by request_id.
+    video: xaiVideo,
   },
   {
     slug: 'perplexity', displayName: 'Perplexity', defaultBaseUrl: 'https://api.perplexity.ai',
@@ -166,6 +173,8 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     slug: 'volcengine', displayName: 'Volcengine Ark', defaultBaseUrl: 'https://ark.cn-beijing.volces.com/api/v3', embeddings: EMBED, chat: single,
     policy: { drop: OPENAI_ONLY, reasoning: { style: 'thinking' } }, notes: 'The model is a model id or an endpoint id (ep-...).',
     image: volcengineImages,
+    // Seedance tasks, their parameters as the prompt's --commands.
+    video: volcengineVideo,
     options: { imageWatermark: { type: 'boolean', default: false, description: 'Images: ask Ark to watermark them (its own default is to; the gateway asks it not to unless this is true).' } },
   },
   {
@@ -182,6 +191,8 @@ export const CATALOGUE: readonly CompatibleEntry[] = [
     slug: 'zhipu', displayName: 'Zhipu AI (GLM)', defaultBaseUrl: 'https://open.bigmodel.cn/api/paas/v4',
     embeddings: { base64: false, dimensions: /^embedding-3/ }, chat: { ...single, builtInTools: ['web_search'] }, policy: { drop: OPENAI_ONLY, refuse: ['logit_bias'], reasoning: { style: 'thinking' } },
     body: zhipuBody, notes: 'tool_choice is auto only; finish reason `sensitive` is content_filter.', image: zhipuImages,
+    // CogVideoX and Vidu tasks, read at /async-result/{id}.
+    video: zhipuVideo,
   },
   {
     slug: 'dashscope', displayName: 'Alibaba Cloud Model Studio (DashScope)', defaultBaseUrl: 'https://dashscope-intl.aliyuncs.com/compatible-mode/v1',

@@ -50,7 +50,7 @@ function describe(entry: CompatibleEntry): string {
   const where = entry.defaultBaseUrl ? `Default base URL ${entry.defaultBaseUrl}.` : `No default base URL: set baseUrl to ${entry.baseUrlTemplate}.`;
   const modalities = ['chat', ...(entry.completion ? ['completion'] : []), ...(entry.embeddings ? ['embeddings'] : []), ...(entry.rerank ? ['rerank'] : []),
     ...(entry.audio ? ['transcription'] : []), ...(entry.audio?.translation ? ['translation'] : []), ...(entry.speech ? ['speech'] : []),
-    ...(entry.image ? ['image'] : [])].join(', ');
+    ...(entry.image ? ['image'] : []), ...(entry.video ? ['video'] : [])].join(', ');
   return `${entry.displayName} (OpenAI-compatible: ${modalities}). ${where}${entry.notes ? ` ${entry.notes}` : ''}`;
 }
 
@@ -70,6 +70,7 @@ export function compatibleProvider(entry: CompatibleEntry): ProviderDefinition {
       ...(entry.audio?.translation ? { translation: {} } : {}),
       ...(entry.image ? { image: entry.image.maxImages ? { maxImages: entry.image.maxImages } : {} } : {}),
       ...(entry.speech ? { speech: {} } : {}),
+      ...(entry.video ? { video: {} } : {}),
     },
     chat: compatibleChat(entry),
     ...(entry.completion ? { completion: compatibleCompletion(entry, entry.completion) } : {}),
@@ -78,6 +79,7 @@ export function compatibleProvider(entry: CompatibleEntry): ProviderDefinition {
     ...(entry.audio ? { transcription: compatibleTranscription(entry.audio, compatibleHeaders(entry)) } : {}),
     ...(entry.image ? { image: entry.image.translator(compatibleHeaders(entry)) } : {}),
     ...(entry.speech ? { speech: compatibleSpeech(entry.speech, compatibleHeaders(entry)) } : {}),
+    ...(entry.video ? { video: entry.video.translator(compatibleHeaders(entry)) } : {}),
     mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
   });
 }

@@ -17,6 +17,7 @@ export interface ReplicateOptions {
   maxPollIntervalMs?: number;
   maxTokensField?: 'max_tokens' | 'max_new_tokens';
   input?: Record<string, unknown>;
+  modelInput?: Record<string, Record<string, unknown>>;
 }
 
 const LABEL: Record<string, string> = { user: 'User', assistant: 'Assistant', tool: 'Tool' };

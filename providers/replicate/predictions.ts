@@ -14,6 +14,8 @@ export interface Prediction {
   status: 'starting' | 'processing' | 'succeeded' | 'failed' | 'canceled' | 'aborted';
   output?: unknown;
   error?: unknown;
+  /** The model's printed output so far (progress bars among it). */
+  logs?: unknown;
   created_at?: string;
   urls?: { get?: string; stream?: string; cancel?: string };
   metrics?: { input_token_count?: unknown; output_token_count?: unknown };
@@ -26,7 +28,7 @@ export const malformed = (target: ProviderTarget, what: string) =>
   new GatewayError('UPSTREAM_ERROR', `${target.slug} returned a malformed ${what}`, { provider: target.slug });
 
 /** owner/name (an official model), owner/name:version or a bare version id, deployments/owner/name. */
-function creation(model: string, target: ProviderTarget): { path: string; version?: string } {
+export function creation(model: string, target: ProviderTarget): { path: string; version?: string } {
   const [name, version] = model.split(':', 2) as [string, string | undefined];
   if (version !== undefined || VERSION_ID.test(name)) return { path: '/predictions', version: version ?? name };
   const segments = name.split('/');
@@ -38,7 +40,7 @@ function creation(model: string, target: ProviderTarget): { path: string; versio
   throw new GatewayError('UPSTREAM_BAD_REQUEST', `${target.slug}: upstream model "${model}" is not owner/name, owner/name:version, a version id or deployments/owner/name`, { provider: target.slug });
 }
 
-const bearer = (target: ProviderTarget): Record<string, string> => (target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {});
+export const bearer = (target: ProviderTarget): Record<string, string> => (target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {});
 
 export function createPrediction(request: ChatCompletionRequest, target: ProviderTarget, stream: boolean): UpstreamRequest {
   const format = request.response_format?.type;
@@ -75,7 +77,7 @@ function followed(url: string | undefined, target: ProviderTarget, what: string)
   return parsed.href;
 }
 
-function ended(p: Prediction, target: ProviderTarget): never {
+export function ended(p: Prediction, target: ProviderTarget): never {
   const details = { provider: target.slug, upstreamError: { id: p.id, status: p.status, error: p.error ?? null } };
   if (p.status === 'failed') {
     const reason = typeof p.error === 'string' && p.error !== '' ? p.error : JSON.stringify(p.error ?? 'no error given');
@@ -92,6 +94,11 @@ export function nextStep(body: unknown, target: ProviderTarget, stream: boolean,
     return { request: { method: 'GET', path, headers: { accept: 'text/event-stream', 'cache-control': 'no-store', ...bearer(target) } }, stream: true };
   }
   if (p.status === 'succeeded') return null;
+  return poll(p, target, step);
+}
+
+/** The next poll of an unfinished prediction at its urls.get, after a wait that grows 1.5 times a step. */
+export function poll(p: Prediction, target: ProviderTarget, step: number): FollowUp {
   const options = target.options as ReplicateOptions;
   const first = options.pollIntervalMs ?? 500;
   const delayMs = Math.min(options.maxPollIntervalMs ?? 5000, Math.round(first * 1.5 ** step));

@@ -3,12 +3,14 @@ import { anthropicErrorFromBody, messagesOptionProperties } from '../anthropic/i
 import { geminiError } from '../gemini/errors.ts';
 import { authorizeVertex } from './auth.ts';
 import { vertexBatches } from './batches.ts';
-import { VERTEX_ANTHROPIC_VERSION, vertexChat } from './chat.ts';
+import { headers, modelPath, resolved, VERTEX_ANTHROPIC_VERSION, vertexChat } from './chat.ts';
 import { vertexEmbeddingOptions, vertexEmbeddings } from './embeddings.ts';
 import { vertexFiles } from './files.ts';
 import { vertexRankingOptions, vertexRerank } from './rerank.ts';
 import { vertexStorageOptions } from './storage.ts';
+import { vertexVideo, vertexVideoOptions } from './video.ts';
 import { embeddingTaskTypeOption } from '../gemini/embeddings.ts';
+import { googleImageTranslator, IMAGEN_MAX_IMAGES, personGenerationOption } from '../gemini/images.ts';
 
 export default defineProvider({
   slug: 'vertex-ai',
@@ -31,6 +33,8 @@ export default defineProvider({
       ...vertexEmbeddingOptions,
       ...vertexRankingOptions,
       ...vertexStorageOptions,
+      ...vertexVideoOptions,
+      personGeneration: personGenerationOption,
       // Claude models (upstream model claude-*) speak the Messages API: its options apply to them.
       ...messagesOptionProperties,
     },
@@ -42,6 +46,10 @@ export default defineProvider({
     embeddings: {},
     // The Discovery Engine ranking API (semantic-ranker-* models), on its own host.
     rerank: {},
+    // Imagen (imagen-*) through :predict, up to 4 images a call; Gemini image models through generateContent.
+    image: { maxImages: IMAGEN_MAX_IMAGES },
+    // Veo through predictLongRunning and fetchPredictOperation; videos land in Cloud Storage and are fetched with the token.
+    video: {},
     // Cloud Storage objects in options.gcsBucket, uploaded in 8 MiB chunks (resumable).
     files: {},
     // Batch prediction jobs made outside the gateway, registered by name and polled.
@@ -50,6 +58,8 @@ export default defineProvider({
   chat: vertexChat,
   embeddings: vertexEmbeddings,
   rerank: vertexRerank,
+  image: googleImageTranslator({ modelPath: (target) => resolved(target, modelPath(target, 'google')), headers: (target) => headers(target) }),
+  video: vertexVideo,
   files: vertexFiles,
   batches: vertexBatches,
   authorize: authorizeVertex,

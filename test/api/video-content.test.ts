@@ -4,6 +4,8 @@
  * the caller's connection, and a job whose provider is no longer configured.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { endVideoJob, insertVideoJob, newVideoJobId } from '../../core/store/video-jobs.ts';
 import { startFakeOpenAiVideo, type FakeOpenAiVideo } from '../fakes/openai-video.ts';
@@ -91,6 +93,30 @@ describe('video content', () => {
       await assert.rejects(response.arrayBuffer());
     } finally {
       fake.breakContent = false;
+    }
+  });
+
+  test('a download redirected to another host is followed without the credential; a generic type becomes the video\'s', async () => {
+    const seen: Array<string | undefined> = [];
+    const host = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.concat(fake.chunks));
+    });
+    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+    const created = await postJson(`${gw.url}/v1/video/generations`, { model: 'sora', prompt: 'A redirected download', seconds: 4 }, auth());
+    const upstream = [...fake.videos.keys()].at(-1)!;
+    for (let step = 0; step < 3; step++) fake.advance(upstream);
+    await eventually(async () => assert.equal((await job(created.body.id)).status, 'completed'), 5000, 10);
+    fake.redirectContent = `http://127.0.0.1:${(host.address() as AddressInfo).port}/files/video.mp4?sig=abc`;
+    try {
+      const response = await fetch(`${gw.url}/v1/video/generations/${created.body.id}/content`, { headers: auth() });
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('content-type'), 'video/mp4');
+      assert.ok(Buffer.from(await response.arrayBuffer()).equals(Buffer.concat(fake.chunks)));
+      assert.deepEqual(seen, [undefined], 'the file host got no credential');
+    } finally {
+      delete fake.redirectContent;
+      await new Promise<void>((resolve) => host.close(() => resolve()));
     }
   });
 

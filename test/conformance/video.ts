@@ -25,6 +25,10 @@ export interface VideoTarget {
   seconds: number;
   /** true when the provider's video URL needs its credential (the gateway's content route serves it). */
   download: boolean;
+  /** false for a provider whose task answers carry no progress (the job then shows only its status); default true. */
+  progress?: boolean;
+  /** false for a provider whose failed task carries no reason (the job then says none was given); default true. */
+  failureReason?: boolean;
 }
 
 export const VIDEO = [Buffer.from('\x00\x00\x00\x18ftypmp42', 'latin1'), Buffer.from('-kit-frames-1-'), Buffer.from('-kit-frames-2-')];
@@ -76,7 +80,8 @@ pipelines:
       target.wire.assertAuth(fake.requests.at(-1)!, target.credential);
       const id = created.body.id as string;
       move(task, 'in_progress', 40);
-      await eventually(async () => assert.deepEqual([(await job(id)).status, (await job(id)).progress], ['in_progress', 40]), 5000, 10);
+      const progress = target.progress === false ? 0 : 40;
+      await eventually(async () => assert.deepEqual([(await job(id)).status, (await job(id)).progress], ['in_progress', progress]), 5000, 10);
       for (const req of fake.requests) target.wire.assertAuth(req, target.credential);
       move(task, 'completed', 100);
       await eventually(async () => assert.equal((await job(id)).status, 'completed'), 5000, 10);
@@ -103,7 +108,7 @@ pipelines:
       await eventually(async () => assert.equal((await job(created.body.id)).status, 'failed'), 5000, 10);
       const failed = await job(created.body.id);
       assert.equal(failed.url, null);
-      assert.match(failed.error.message, /kit: the task failed/);
+      assert.match(failed.error.message, target.failureReason === false ? /no reason given/ : /kit: the task failed/);
     });
 
     test('provider errors on create: 400 -> UPSTREAM_BAD_REQUEST, 500 -> UPSTREAM_ERROR; no job', async () => {

@@ -42,6 +42,8 @@ export interface FakeOpenAiVideo {
   failPolls: number;
   /** While true, a content download is cut after its first chunk. */
   breakContent: boolean;
+  /** When set, a content download is redirected there (a file host of the provider's). */
+  redirectContent?: string;
   /** The status requests made for one video. */
   polls(id: string): VideoCall[];
   close(): Promise<void>;
@@ -108,6 +110,7 @@ export async function startFakeOpenAiVideo(): Promise<FakeOpenAiVideo> {
     if (!video) return json(res, 404, { error: { message: 'Video not found', type: 'invalid_request_error', code: 'not_found' } });
     if (read[2]) {
       if (video.walk[video.at]!.status !== 'completed') return json(res, 404, { error: { message: 'Video is not ready', type: 'invalid_request_error' } });
+      if (fake.redirectContent) return void res.writeHead(302, { location: fake.redirectContent }).end();
       res.writeHead(200, { 'content-type': 'video/mp4', 'transfer-encoding': 'chunked' });
       for (const chunk of fake.chunks) {
         res.write(chunk);

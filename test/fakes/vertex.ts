@@ -38,6 +38,8 @@ export interface FakeVertex {
   listPageSize: number;
   /** Awaited once a chunk's bytes are in, before it is answered: a test watches chunks with it, or refuses one by returning a status. */
   beforeChunkAnswer: ((session: Session, chunk: Chunk) => Promise<number | void> | number | void) | null;
+  /** Routes a test adds (a model's methods): answers and returns true, or false (the body unread) for the fake's own routes. Authorized requests only. */
+  route: ((req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean> | boolean) | null;
   createJob(keys: string[], options?: JobOptions): FakeJob;
   setState(number: string, state: string): void;
   close(): Promise<void>;
@@ -68,7 +70,7 @@ export async function startFakeVertex(): Promise<FakeVertex> {
   const failIds = new Set<string>();
   let sessionCount = 0;
   let jobCount = 1000;
-  const fake: Pick<FakeVertex, 'listPageSize' | 'beforeChunkAnswer'> = { listPageSize: 1000, beforeChunkAnswer: null };
+  const fake: Pick<FakeVertex, 'listPageSize' | 'beforeChunkAnswer' | 'route'> = { listPageSize: 1000, beforeChunkAnswer: null, route: null };
 
   const put = (bucket: string, name: string, data: string | Buffer, contentType = 'application/jsonl') =>
     objects.set(uri({ bucket, name }), { bucket, name, data: Buffer.from(data), contentType });
@@ -184,6 +186,7 @@ export async function startFakeVertex(): Promise<FakeVertex> {
       req.resume();
       return googleError(res, 401, 'Request had invalid authentication credentials.', 'UNAUTHENTICATED');
     }
+    if (await fake.route?.(req, res, url)) return;
     let m: RegExpExecArray | null;
     if ((m = new RegExp(`^${VERTEX_BASE_PATH}/batchPredictionJobs/([^/:]+)(:cancel)?$`).exec(path))) {
       await body(req);
@@ -246,6 +249,12 @@ export async function startFakeVertex(): Promise<FakeVertex> {
     },
     set beforeChunkAnswer(hook) {
       fake.beforeChunkAnswer = hook;
+    },
+    get route() {
+      return fake.route;
+    },
+    set route(hook) {
+      fake.route = hook;
     },
     createJob(keys, options = {}) {
       const number = String(++jobCount);

@@ -53,6 +53,8 @@ export interface FakeAws {
   pageSize: number;
   /** The next CompleteMultipartUpload answers 200 with this S3 error inside, as S3 may. */
   failNextComplete: string | null;
+  /** The runtime (every path outside /s3 and /bedrock), for tests of its models: the request's signature is checked first. */
+  runtime: ((received: Received, res: ServerResponse) => void) | null;
   createJob(fields: Omit<FakeJob, 'arn' | 'status'> & { status?: string }): FakeJob;
   /** The first recorded request `match` accepts, now or when it arrives; rejects when none has within `timeoutMs`. */
   waitFor(match: (r: Received) => boolean, timeoutMs?: number): Promise<Received>;
@@ -256,13 +258,14 @@ export async function startFakeAws(): Promise<FakeAws> {
       }
       if (service === 's3') return void s3(req, res, body, rawPath.slice('/s3/'.length), new URLSearchParams(rawQuery));
       if (rawPath.startsWith('/bedrock/')) return controlPlane(req, res, rawPath.slice('/bedrock/'.length));
+      if (fake.runtime) return fake.runtime(received, res);
       res.writeHead(404).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const fake: FakeAws = {
-    origin, requests, objects, uploads, jobs, pageSize: 2, failNextComplete: null,
+    origin, requests, objects, uploads, jobs, pageSize: 2, failNextComplete: null, runtime: null,
     createJob(fields) {
       const job: FakeJob = { status: 'Submitted', ...fields, arn: `arn:aws:bedrock:${REGION}:123456789012:model-invocation-job/${randomBytes(6).toString('hex')}` };
       jobs.set(job.arn, job);

@@ -51,7 +51,7 @@ describe('the provider registry', () => {
     const missing = marked.filter((slug) => !declared.includes(slug));
     console.log(`image: ${declared.length} of ${marked.length} provider x image pairs of PROVIDERS.md registered${missing.length > 0 ? `; missing: ${missing.join(', ')}` : ''}`);
     assert.deepEqual(declared.filter((slug) => !marked.includes(slug)), [], 'providers declaring image that PROVIDERS.md does not mark i');
-    for (const slug of ['openai', 'azure-openai', 'together-ai', 'deepinfra', 'nscale', 'xai', 'recraft', 'fireworks-ai', 'hyperbolic', 'volcengine', 'zhipu', 'siliconflow', 'nebius']) {
+    for (const slug of ['openai', 'azure-openai', 'together-ai', 'deepinfra', 'nscale', 'xai', 'recraft', 'fireworks-ai', 'hyperbolic', 'volcengine', 'zhipu', 'siliconflow', 'nebius', 'gemini', 'vertex-ai', 'bedrock']) {
       assert.ok(declared.includes(slug), `${slug} declares image`);
     }
   });
@@ -62,5 +62,6 @@ describe('the provider registry', () => {
     const missing = marked.filter((slug) => !declared.includes(slug));
     console.log(`video: ${declared.length} of ${marked.length} provider x video pairs of PROVIDERS.md registered${missing.length > 0 ? `; missing: ${missing.join(', ')}` : ''}`);
     assert.deepEqual(declared.filter((slug) => !marked.includes(slug)), [], 'providers declaring video that PROVIDERS.md does not mark v');
+    for (const slug of ['openai', 'gemini', 'vertex-ai', 'bedrock', 'together-ai', 'xai', 'zhipu', 'volcengine']) assert.ok(declared.includes(slug), `${slug} declares video`);
   });
 });
