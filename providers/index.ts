@@ -12,10 +12,11 @@ import jina from './jina/index.ts';
 import deepgram from './deepgram/index.ts';
 import assemblyai from './assemblyai/index.ts';
 import elevenlabs from './elevenlabs/index.ts';
+import falAi from './fal-ai/index.ts';
 import recraft from './recraft/index.ts';
 import stabilityAi from './stability-ai/index.ts';
 import runway from './runway/index.ts';
 import { openAiCompatibleProviders } from './openai-compatible/index.ts';
 import { azureProviders } from './azure-openai/index.ts';
 
-export const builtInProviders = [openai, anthropic, cohere, watsonx, replicate, gemini, vertexAi, bedrock, voyage, jina, deepgram, assemblyai, elevenlabs, recraft, stabilityAi, runway, ...openAiCompatibleProviders, ...azureProviders];
+export const builtInProviders = [openai, anthropic, cohere, watsonx, replicate, gemini, vertexAi, bedrock, voyage, jina, deepgram, assemblyai, elevenlabs, falAi, recraft, stabilityAi, runway, ...openAiCompatibleProviders, ...azureProviders];

@@ -12,7 +12,7 @@
  */
 import type { VideoTaskState } from '../canonical/video.ts';
 import type { GatewayConfig } from '../config/types.ts';
-import { exchangeJson, type CallDeps } from '../dispatch/exchange.ts';
+import { exchange, type CallDeps } from '../dispatch/exchange.ts';
 import { passthroughTargets, type PassthroughEntry } from '../dispatch/passthrough.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
 import { shouldFallBack } from '../dispatch/upstream-errors.ts';
@@ -73,7 +73,11 @@ async function poll(deps: VideoJobDeps, entry: PassthroughEntry, job: VideoJobRe
   const interval = deps.config.video.pollIntervalMs;
   let state: VideoTaskState;
   try {
-    const answer = await exchangeJson(deps.call, entry.provider, target, translator.poll(job.providerTaskId, target), ctx.signal);
+    const taskId = job.providerTaskId;
+    const followUp = translator.followUp && ((body: unknown, t: typeof target) => translator.followUp!(body, t, taskId));
+    const polled = await exchange(deps.call, entry.provider, target, translator.poll(taskId, target), { stream: false, ...(followUp ? { followUp } : {}) }, ctx.signal);
+    if ('stream' in polled) throw new Error('a video poll returned a stream');
+    const answer = polled.body;
     state = translator.state(answer, target, job.providerTaskId);
   } catch (err) {
     if (ctx.signal.aborted) throw err;

@@ -192,6 +192,12 @@ export interface VideoTranslator {
   /** The create answer -> the provider's task id and its first state. */
   created(body: unknown, target: ProviderTarget, request: VideoRequest): { taskId: string; state: VideoTaskState };
   poll(taskId: string, target: ProviderTarget): UpstreamRequest;
+  /**
+   * Providers whose poll answer does not carry the result (fal: the status says COMPLETED, the output is at
+   * another URL): given a 2xx poll answer, the next request of the same poll, or null when this answer is the one
+   * `state` reads.
+   */
+  followUp?(body: unknown, target: ProviderTarget, taskId: string): FollowUp | null;
   state(body: unknown, target: ProviderTarget, taskId: string): VideoTaskState;
   /** Fetches a result that needs the provider's credential (`result.needsCredential`). */
   download?(taskId: string, resultUrl: string, target: ProviderTarget): UpstreamRequest;
@@ -386,7 +392,7 @@ export function providerProblems(value: unknown): string[] {
     const v = d.video;
     if (!v || typeof v.create !== 'function' || typeof v.created !== 'function' || typeof v.poll !== 'function' || typeof v.state !== 'function') {
       problems.push(`provider ${d.slug}: declares video but has no video translator (create, created, poll, state)`);
-    } else if (v.download !== undefined && typeof v.download !== 'function') problems.push(`provider ${d.slug}: video.download must be a function`);
+    } else if ([v.download, v.followUp].some((hook) => hook !== undefined && typeof hook !== 'function')) problems.push(`provider ${d.slug}: video.download and video.followUp must be functions`);
   }
   if (d.capabilities?.files) {
     const f = d.files;
