@@ -14,6 +14,8 @@ import { registerVideoJobs } from './api/video-poll.ts';
 import { ingestHandler, VECTOR_STORE_INGEST } from './api/vector-stores-ingest.ts';
 import { healthRouter } from './api/health.ts';
 import { UpgradedSockets } from './api/proxy-upgrade.ts';
+import { registerRealtimeJobs } from './api/realtime.ts';
+import { RealtimeHub } from './realtime/hub.ts';
 import { buildOpenApiDocument, openApiRouter } from './api/openapi.ts';
 import type { LoadedConfig } from './boot/load.ts';
 import { Breakers } from './dispatch/breakers.ts';
@@ -52,6 +54,8 @@ export interface GatewayOptions {
   /** Tests: isolate Redis keys and the Postgres schema per run. */
   kvPrefix?: string;
   dbSchema?: string;
+  /** Tests: how long one second of a realtime session's idle timeout lasts (default 1000 ms). */
+  realtimeIdleUnitMs?: number;
 }
 
 /** The gateway's own services: the stores and identity in full (plugins get the narrow PluginServices). */
@@ -175,6 +179,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     await registerFileJobs(jobs, { db, config, providers: loaded.providers, upstream, breakers, io, logger });
     await registerVectorStoreExpiry(jobs, { db, config, logger });
     // meterWork is bound once the plugins are set up, before listen() starts the runner.
+    registerRealtimeJobs(jobs, { db, kv });
     await registerVideoJobs(jobs, { config, db, providers: loaded.providers, call: { upstream, breakers, io }, logger, meterWork: (work) => meterWork(work) });
     const revoked = await identity.revocations.load();
     if (revoked > 0) logger.debug({ revoked }, 'JWT revocations loaded into the KV');
@@ -262,7 +267,10 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   connections.attach(server);
   // WebSocket upgrades go through the app too, so /proxy's plugins admit them (core/api/proxy-upgrade.ts).
   const upgraded = new UpgradedSockets();
-  server.on('upgrade', upgraded.listener(app.callback()));
+  const appUpgrade = upgraded.listener(app.callback());
+  // The realtime connect route authenticates by its ticket, not by the auth plugin (core/realtime/hub.ts).
+  const realtime = new RealtimeHub({ config, db, kv, providers: loaded.providers, now: clock.now, logger, meterWork, idleUnitMs: options.realtimeIdleUnitMs ?? 1000 });
+  server.on('upgrade', (req, socket, head) => (RealtimeHub.handles(req) ? realtime.upgrade(req, socket, head) : appUpgrade(req, socket, head)));
 
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= (async () => {
@@ -270,6 +278,8 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     // Jobs stop under the same deadline as requests, alongside them: no new claims, running handlers finish
     // or are handed back, all before the close hooks flush and the stores close.
     const jobsStopped = jobs.stop();
+    // Realtime sessions end now (1001 to both sides), their usage recorded while the stores are still open.
+    const realtimeClosed = realtime.closeAll().catch((err: unknown) => logger.warn({ err }, 'realtime sessions could not all be closed'));
     server.close();
     server.closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;
@@ -282,6 +292,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     server.closeAllConnections();
     cutLingering(server);
     upgraded.closeAll();
+    await realtimeClosed;
     await jobsStopped;
     await runCloseHooks();
     await cleanup();

@@ -3,6 +3,7 @@ import { batchesEndpoints } from './batches.ts';
 import { filesEndpoints } from './files.ts';
 import { modelsEndpoint } from './models.ts';
 import { proxyEndpoints } from './proxy.ts';
+import { realtimeEndpoints } from './realtime.ts';
 import { responsesReadEndpoints } from './responses.ts';
 import { vectorStoresEndpoints } from './vector-stores.ts';
 import { videoEndpoints } from './video.ts';
@@ -19,7 +20,7 @@ import { speechEndpoint } from '../ingress/speech.ts';
 import { responsesCreateEndpoint } from '../ingress/responses.ts';
 import { videoGenerationsEndpoint } from '../ingress/video.ts';
 
-export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, transcriptionsEndpoint, translationsEndpoint, speechEndpoint, imagesEndpoint, imageProgressEndpoint, videoGenerationsEndpoint, responsesCreateEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...responsesReadEndpoints, ...vectorStoresEndpoints, ...videoEndpoints, ...proxyEndpoints];
+export const endpoints: readonly EndpointDefinition[] = [chatCompletionsEndpoint, messagesEndpoint, completionsEndpoint, embeddingsEndpoint, rerankEndpoint, transcriptionsEndpoint, translationsEndpoint, speechEndpoint, imagesEndpoint, imageProgressEndpoint, videoGenerationsEndpoint, responsesCreateEndpoint, modelsEndpoint, ...filesEndpoints, ...batchesEndpoints, ...responsesReadEndpoints, ...vectorStoresEndpoints, ...videoEndpoints, ...realtimeEndpoints, ...proxyEndpoints];
 
 /** The route names pipelines.yaml may list (the passthrough's several methods share `/proxy`). */
 export const endpointPaths = (): string[] => [...new Set(endpoints.map((e) => e.path))];

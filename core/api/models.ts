@@ -49,7 +49,7 @@ export const modelListSchema: JsonSchema = {
  */
 const CAPABILITY_OF_MODALITY: Record<Exclude<keyof ProviderCapabilities, 'files' | 'batch' | 'responses'>, Capability> = {
   chat: 'chat', completion: 'completions', embeddings: 'embeddings', rerank: 'rerank', transcription: 'audio',
-  translation: 'audio', speech: 'tts', image: 'images', video: 'video-generation',
+  translation: 'audio', speech: 'tts', image: 'images', video: 'video-generation', realtime: 'realtime',
 };
 
 /**

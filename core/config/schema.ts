@@ -204,6 +204,18 @@ const videoSchema: JsonSchema = {
   },
 };
 
+const realtimeSchema: JsonSchema = {
+  type: 'object', additionalProperties: false, default: {},
+  description: 'Realtime sessions (POST /v1/realtime/sessions, the /v1/realtime/connect WebSocket): the deployment-wide cap and the relay\'s bounds.',
+  properties: {
+    maxConcurrentSessions: { type: 'integer', minimum: 1, default: 10, description: 'Sessions connecting (ticket issued, not yet redeemed) plus connected, across every instance (held in the KV); a creation past it gets 429 RATE_LIMIT_EXCEEDED.' },
+    upstreamConnectTimeoutMs: positiveMs('How long the provider\'s realtime WebSocket may take to open; past it the client\'s socket is closed with 1011.', 10000),
+    maxBufferedBytes: { type: 'integer', minimum: 65536, default: 4194304, description: 'Bytes a socket may have queued for sending before the relay stops reading from the other side until it drains (back-pressure).' },
+    maxFrameBytes: { type: 'integer', minimum: 65536, default: 16777216, description: 'Largest frame accepted from either side; a larger one closes the session with 1009.' },
+    slotLeaseMs: { type: 'integer', minimum: 5000, default: 60000, description: 'A connected session\'s slot is renewed every third of this; an instance that dies frees its sessions\' slots within it.' },
+  },
+};
+
 const modelTargetSchema: JsonSchema = {
   type: 'object', additionalProperties: false, required: ['provider'],
   properties: {
@@ -290,6 +302,7 @@ export function buildConfigSchema(plugins: SchemaContributor[], providers: Schem
       webhooks: webhooksSchema,
       batches: batchesSchema,
       video: videoSchema,
+      realtime: realtimeSchema,
       providers: {
         type: 'object', default: {}, [ENTITY_KEYWORD]: 'provider',
         description: 'Provider slug -> connection settings.',

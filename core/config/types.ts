@@ -127,6 +127,15 @@ export interface VideoConfig {
   maxJobMinutes: number;
 }
 
+/** Realtime sessions (core/realtime/): the deployment-wide cap and the relay's bounds. */
+export interface RealtimeConfig {
+  maxConcurrentSessions: number;
+  upstreamConnectTimeoutMs: number;
+  maxBufferedBytes: number;
+  maxFrameBytes: number;
+  slotLeaseMs: number;
+}
+
 export interface ProviderConfig {
   baseUrl?: string;
   apiKey?: string;
@@ -192,6 +201,7 @@ export interface GatewayConfig {
   webhooks: WebhooksConfig;
   batches: BatchesConfig;
   video: VideoConfig;
+  realtime: RealtimeConfig;
   providers: Record<string, ProviderConfig>;
   models: ModelConfig[];
   pipelines: PipelineConfig[];

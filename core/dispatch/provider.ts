@@ -247,6 +247,38 @@ export interface ProviderCapabilities {
   files?: ModalityCapability;
   /** A batch API (the `batches` translator): `submit` false for one whose status the gateway polls only. */
   batch?: { submit: boolean };
+  /** A realtime WebSocket API (the `realtime` hook): POST /v1/realtime/sessions and /v1/realtime/connect. */
+  realtime?: ModalityCapability;
+}
+
+/** A realtime session's settings as the client asked for them (POST /v1/realtime/sessions). */
+export interface RealtimeSessionSettings {
+  modalities: string[];
+  voice?: string;
+  instructions?: string;
+  input_audio_format?: string;
+  output_audio_format?: string;
+  tools?: unknown[];
+}
+
+/** What one provider event (a JSON text frame) counts for: tokens it reports, base64 audio it carries. */
+export interface RealtimeEventUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  /** Base64 audio in the event, at the session's input (client events) or output (provider events) format. */
+  audio?: string;
+}
+
+/**
+ * A provider's realtime WebSocket API. The gateway relays frames verbatim; the hook says where to connect with
+ * the gateway's credential, how to apply the session's settings, and what an event counts for.
+ */
+export interface RealtimeHook {
+  connect(target: ProviderTarget): { url: string; headers: Record<string, string> };
+  /** The client event that applies the settings, sent upstream before any client frame. */
+  sessionUpdate(settings: RealtimeSessionSettings): unknown;
+  /** A parsed JSON event, from the client (`client`) or the provider (`provider`). */
+  count(event: unknown, from: 'client' | 'provider'): RealtimeEventUsage | null;
 }
 
 /** I/O a provider may do to authorize a request (token exchange); everything else is the dispatcher's. */
@@ -293,6 +325,7 @@ export interface ProviderDefinition {
   video?: VideoTranslator;
   files?: FilesTranslator;
   batches?: BatchesTranslator;
+  realtime?: RealtimeHook;
   /**
    * Makes a built request acceptable to the upstream: request signing (SigV4) or a token from an exchange (IAM,
    * OAuth). Runs for every request, follow-ups included, inside the upstream's breaker.

@@ -11,7 +11,7 @@ import type { EmbedPurpose } from './embed.ts';
 export interface MeteredWork {
   /** Stable: the same work reported again is recorded once (batch id, or one id per embed call). */
   id: string;
-  source: 'batch' | 'video' | EmbedPurpose;
+  source: 'batch' | 'video' | 'realtime' | EmbedPurpose;
   tenantId: string;
   organizationId: string | null;
   departmentId: string | null;
@@ -20,7 +20,8 @@ export interface MeteredWork {
   userId: string | null;
   /** The batch's endpoint, e.g. /v1/chat/completions; /v1/embeddings for the gateway's own embeddings. */
   endpoint: string;
-  modality: Modality;
+  /** `realtime`: a realtime session's tokens and audio, reported once when it closes. */
+  modality: Modality | 'realtime';
   provider: string;
   requestedModel: string | null;
   /** The configured model the work ran on (after policy overrides): its pricing prices the work. */
@@ -30,6 +31,8 @@ export interface MeteredWork {
   usage: Usage;
   /** Video generation: the seconds of video a job made (priced at pricing.videoSecond); absent for other work. */
   videoSeconds?: number;
+  /** Realtime sessions: the seconds of audio either side sent (priced at pricing.audioSecond). */
+  audioSeconds?: number;
   requests: { total: number; completed: number; failed: number };
   status: 'completed' | 'failed' | 'cancelled' | 'expired';
   /** Ms since the epoch. */

@@ -36,6 +36,7 @@ export function workMicros(config: Readonly<GatewayConfig>, work: MeteredWork): 
     completion_tokens: tokenCount(usage.completion_tokens),
     prompt_tokens_details: { cached_tokens: tokenCount(usage.prompt_tokens_details?.cached_tokens) },
     video_seconds: audioSeconds(work.videoSeconds),
+    audio_seconds: audioSeconds(work.audioSeconds),
   });
 }
 

@@ -20,8 +20,8 @@ export interface UsageRecord {
   apiKeyId: string | null;
   userId: string | null;
   endpoint: string;
-  /** chat, completion (the legacy endpoint), embeddings, rerank, ... */
-  modality: Modality;
+  /** chat, completion (the legacy endpoint), embeddings, rerank, ...; realtime for a realtime session. */
+  modality: Modality | 'realtime';
   stream: boolean;
   provider: string | null;
   requestedModel: string | null;

@@ -6,6 +6,7 @@ import { openaiEmbeddings } from './embeddings.ts';
 import { openaiErrorFromBody } from './errors.ts';
 import { openaiFiles } from './files.ts';
 import { openaiImages } from './images.ts';
+import { openaiRealtime } from './realtime.ts';
 import { openaiResponses } from './responses.ts';
 import { openaiSpeech } from './speech.ts';
 import { openaiTranscription } from './transcription.ts';
@@ -40,6 +41,7 @@ export default defineProvider({
     video: {},
     files: {},
     batch: { submit: true },
+    realtime: {},
   },
   chat: openaiChat,
   completion: openaiCompletion,
@@ -51,6 +53,7 @@ export default defineProvider({
   video: openaiVideo,
   files: openaiFiles,
   batches: openaiBatches,
+  realtime: openaiRealtime,
   passthroughHeaders: openaiHeaders,
   mapError: (status, body, target) => openaiErrorFromBody(target, status, body),
 });

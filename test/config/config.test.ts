@@ -274,7 +274,7 @@ describe('schema errors', () => {
   test('an unknown top-level key', async () => {
     await oneIssue(`${MINIMAL}telemetry: true\n`, {
       pointer: '/telemetry',
-      message: 'unknown property "telemetry" (expected one of: server, storage, auth, upstream, routing, jobs, files, vectorStores, outbound, webhooks, batches, video, providers, models, pipelines, plugins, providerPackages)',
+      message: 'unknown property "telemetry" (expected one of: server, storage, auth, upstream, routing, jobs, files, vectorStores, outbound, webhooks, batches, video, realtime, providers, models, pipelines, plugins, providerPackages)',
       line: 14,
       col: 1,
     });
@@ -308,7 +308,7 @@ describe('schema errors', () => {
     assert.deepEqual(byLine, [
       { pointer: '/server/port', message: 'expected integer, got string "abc"', line: 2, col: 9 },
       { pointer: '/pipelines/0/plugins/1', message: `unknown plugin "no-such-plugin" (known: ${KNOWN_PLUGINS})`, line: 13, col: 21 },
-      { pointer: '/telemetry', message: 'unknown property "telemetry" (expected one of: server, storage, auth, upstream, routing, jobs, files, vectorStores, outbound, webhooks, batches, video, providers, models, pipelines, plugins, providerPackages)', line: 14, col: 1 },
+      { pointer: '/telemetry', message: 'unknown property "telemetry" (expected one of: server, storage, auth, upstream, routing, jobs, files, vectorStores, outbound, webhooks, batches, video, realtime, providers, models, pipelines, plugins, providerPackages)', line: 14, col: 1 },
     ]);
     const lines = err.message.split('\n').sort();
     assert.deepEqual(lines.map((l) => l.split(' ')[0]), ['pipelines.yaml:13:21', 'pipelines.yaml:14:1', 'pipelines.yaml:2:9']);
@@ -326,7 +326,7 @@ describe('semantic errors', () => {
   });
 
   test('an unknown route', async () => {
-    assert.equal(KNOWN_ROUTES, '/v1/chat/completions, /v1/messages, /v1/completions, /v1/embeddings, /v1/rerank, /v1/audio/transcriptions, /v1/audio/translations, /v1/audio/speech, /v1/images/generations, /image-progress, /v1/video/generations, /v1/responses, /v1/models, /v1/files, /v1/batches, /v1/vector_stores, /proxy, /v1/usage, /v1/budget');
+    assert.equal(KNOWN_ROUTES, '/v1/chat/completions, /v1/messages, /v1/completions, /v1/embeddings, /v1/rerank, /v1/audio/transcriptions, /v1/audio/translations, /v1/audio/speech, /v1/images/generations, /image-progress, /v1/video/generations, /v1/responses, /v1/models, /v1/files, /v1/batches, /v1/vector_stores, /v1/realtime/sessions, /proxy, /v1/usage, /v1/budget');
     await oneIssue(edit(MINIMAL, 'routes: [/v1/chat/completions]', 'routes: [/v1/chat/completions, /v1/nowhere]'), {
       pointer: '/pipelines/0/routes/1',
       message: `unknown route "/v1/nowhere" (known: ${KNOWN_ROUTES})`,

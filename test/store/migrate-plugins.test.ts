@@ -30,7 +30,7 @@ describe('plugin migrations', () => {
 
   test('a database migrated when budgets and usage were core migrations takes the plugins\' versions, rows kept', async () => {
     // The core's own migrations, then the tables as core migrations 0003-0005 left them, with data in them.
-    assert.deepEqual((await migrate(db)).applied, ['0001_foundation', '0002_identity', '0003_jobs', '0004_files', '0005_batches', '0006_responses', '0007_vector_stores', '0008_video_jobs']);
+    assert.deepEqual((await migrate(db)).applied, ['0001_foundation', '0002_identity', '0003_jobs', '0004_files', '0005_batches', '0006_responses', '0007_vector_stores', '0008_video_jobs', '0009_realtime_sessions']);
     for (const [namespace, file] of [['usage', '0001_usage_records.sql'], ['budget', '0001_budgets.sql'], ['usage', '0002_modality.sql']] as const) {
       await db.exec(await sql(namespace, file));
     }
@@ -45,7 +45,7 @@ describe('plugin migrations', () => {
       'usage/0001_usage_records', 'usage/0002_modality', 'usage/0003_request_count', 'usage/0004_cache_and_retrieval', 'usage/0005_audio_units', 'usage/0006_speech_characters', 'usage/0007_image_video_units', 'budget/0001_budgets',
       'semantic-cache/0001_semantic_cache_entries',
     ]);
-    assert.deepEqual(result.current, ['0008_video_jobs', 'usage/0007_image_video_units', 'budget/0001_budgets', 'semantic-cache/0001_semantic_cache_entries']);
+    assert.deepEqual(result.current, ['0009_realtime_sessions', 'usage/0007_image_video_units', 'budget/0001_budgets', 'semantic-cache/0001_semantic_cache_entries']);
     assert.deepEqual(await db.query('SELECT id, limit_usd::text AS limit FROM budgets'), [{ id: 'b1', limit: '5.000000' }]);
     assert.deepEqual(await db.query('SELECT request_id, modality FROM usage_records'), [{ request_id: 'r1', modality: 'embeddings' }]);
     assert.deepEqual((await migrate(db, builtInMigrations)).applied, [], 'applied once');

@@ -1,0 +1,231 @@
+/**
+ * Realtime sessions through a gateway against a loopback OpenAI Realtime API: creation, the ticket (single use,
+ * 60 s, 4401 otherwise), frames relayed verbatim both ways, the session's settings applied upstream, the four ways
+ * a session ends (client close, provider close, idle, gateway shutdown) each closing both sides and leaving one
+ * record of its tokens and audio, and the concurrency cap.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { MeteredWork } from '../../core/pipeline/metered.ts';
+import { TALLY_FILES } from '../fakes/batches.ts';
+import { realtimeConfig, RESPONSE_AUDIO_BYTES, RESPONSE_USAGE, startFakeRealtime, type FakeRealtime } from '../fakes/realtime.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { connectRealtime, createSession, fetchSession, type RealtimeClient } from '../helpers/realtime-client.ts';
+
+/** One second of a session's idle timeout lasts 5 ms here: 30 s idle is 150 ms. */
+const IDLE_UNIT_MS = 5;
+/** 1 s of pcm16 at 24 kHz mono, sent by the client. */
+const CLIENT_AUDIO = Buffer.alloc(48_000, 1).toString('base64');
+
+describe('realtime sessions', () => {
+  let fake: FakeRealtime;
+  let gw: TestGateway;
+  let key: string;
+  let offset = 0;
+  const metered = () => (gw.gateway.pluginState('tally') as { seen: MeteredWork[] }).seen;
+
+  before(async () => {
+    fake = await startFakeRealtime();
+    gw = await startTestGateway(realtimeConfig(fake.origin, 'realtime:\n  maxConcurrentSessions: 3\n'), {
+      files: TALLY_FILES, realtimeIdleUnitMs: IDLE_UNIT_MS, clock: { now: () => Date.now() + offset },
+    });
+    key = await gw.createKey({ scopes: { capabilities: ['realtime'] } });
+  });
+  after(async () => {
+    await gw?.close();
+    await fake?.close();
+  });
+
+  /** A session connected and its settings acknowledged: session.created and session.updated arrived. */
+  async function connected(body: Record<string, unknown> = {}): Promise<{ session: any; client: RealtimeClient }> {
+    const created = await createSession(gw.url, key, { idle_timeout_seconds: 3600, ...body });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const client = await connectRealtime(created.body.gateway_ws_url, created.body.subprotocol_hint);
+    await client.frameCount(2);
+    return { session: created.body, client };
+  }
+
+  /** The client's audio and a response request; the response's four events back. */
+  async function converse(client: RealtimeClient): Promise<void> {
+    const before = client.frames.length;
+    client.socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: CLIENT_AUDIO }));
+    client.socket.send(JSON.stringify({ type: 'response.create', response: { modalities: ['text', 'audio'] } }));
+    await client.frameCount(before + 4);
+  }
+
+  const expectedAudio = 1 + RESPONSE_AUDIO_BYTES / 48_000;
+
+  test('create, connect with the ticket, frames relayed verbatim both ways; a client close ends both sides and meters once', async () => {
+    const created = await createSession(gw.url, key, {
+      voice: 'alloy', instructions: 'Be brief.', input_audio_format: 'pcm16', output_audio_format: 'pcm16',
+      tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }], metadata: { team: 'a' },
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const s = created.body;
+    assert.match(s.id, /^rt-[0-9a-f-]{36}$/);
+    assert.equal(s.object, 'realtime.session');
+    assert.equal(s.status, 'connecting');
+    assert.equal(s.provider, 'openai');
+    assert.equal(s.model, 'gpt-4o-realtime');
+    assert.equal(s.gateway_ws_url, `${gw.url.replace('http', 'ws')}/v1/realtime/connect`);
+    assert.equal(s.subprotocol_hint, `ticket.${s.ticket}`);
+    assert.ok(Math.abs(s.ticket_expires_at - (s.created_at + 60)) <= 1, `${s.ticket_expires_at} vs ${s.created_at}`);
+    assert.deepEqual(s.metadata, { team: 'a' });
+    assert.equal(s.idle_timeout_seconds, 600);
+
+    const client = await connectRealtime(s.gateway_ws_url, s.subprotocol_hint);
+    assert.equal(client.socket.protocol, s.subprotocol_hint);
+    await client.frameCount(2);
+    const upstream = fake.connections.at(-1)!;
+    assert.equal(upstream.url, '/v1/realtime?model=gpt-4o-realtime-preview-2024-12-17');
+    assert.equal(upstream.headers.authorization, 'Bearer sk-upstream-secret');
+    assert.equal(upstream.headers['openai-beta'], 'realtime=v1');
+    assert.deepEqual(JSON.parse(upstream.received[0]!), {
+      type: 'session.update',
+      session: { modalities: ['text', 'audio'], voice: 'alloy', instructions: 'Be brief.', input_audio_format: 'pcm16', output_audio_format: 'pcm16', tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }] },
+    });
+    assert.equal((await fetchSession(gw.url, key, s.id)).status, 'connected');
+
+    // The client's frames reach the provider as sent, byte for byte (odd spacing included).
+    const update = '{"type": "session.update",  "session": {"instructions": "Speak French."}}';
+    client.socket.send(update);
+    await client.frameCount(3);
+    await converse(client);
+    assert.deepEqual(upstream.received.slice(1), [update, JSON.stringify({ type: 'input_audio_buffer.append', audio: CLIENT_AUDIO }), JSON.stringify({ type: 'response.create', response: { modalities: ['text', 'audio'] } })]);
+    // What the provider sent arrives as it sent it, in order.
+    assert.deepEqual(client.frames, upstream.sent);
+
+    client.socket.close(1000, 'bye');
+    assert.equal((await client.closed).code, 1000);
+    await eventually(async () => assert.equal(upstream.closed?.code, 1000));
+    await eventually(async () => assert.equal((await fetchSession(gw.url, key, s.id)).status, 'closed'));
+    const closed = await fetchSession(gw.url, key, s.id);
+    assert.deepEqual(closed.usage, { input_tokens: RESPONSE_USAGE.input_tokens, output_tokens: RESPONSE_USAGE.output_tokens, audio_seconds: expectedAudio });
+    assert.equal(closed.close_reason, 'client_closed');
+    assert.equal(closed.ticket, undefined, 'the ticket is shown once, at creation');
+    const work = metered().filter((w) => w.id === s.id);
+    assert.equal(work.length, 1);
+    assert.equal(work[0]!.source, 'realtime');
+    assert.equal(work[0]!.modality, 'realtime');
+    assert.deepEqual(work[0]!.usage, { prompt_tokens: 12, completion_tokens: 34, total_tokens: 46 });
+    assert.equal(work[0]!.audioSeconds, expectedAudio);
+  });
+
+  test('a ticket is single use; a missing, unknown or expired ticket is closed with 4401', async () => {
+    const { session, client } = await connected();
+    const again = await connectRealtime(session.gateway_ws_url, session.subprotocol_hint);
+    assert.equal((await again.closed).code, 4401);
+    client.socket.close();
+    await client.closed;
+
+    const unknown = await connectRealtime(session.gateway_ws_url, 'ticket.not-a-ticket');
+    assert.equal((await unknown.closed).code, 4401);
+    const none = await connectRealtime(session.gateway_ws_url);
+    assert.equal((await none.closed).code, 4401);
+
+    const created = await createSession(gw.url, key);
+    offset += 61_000;
+    try {
+      const late = await connectRealtime(created.body.gateway_ws_url, created.body.subprotocol_hint);
+      assert.equal((await late.closed).code, 4401);
+      // The expiry job closes the session that never connected.
+      await eventually(async () => assert.equal((await fetchSession(gw.url, key, created.body.id)).close_reason, 'ticket_expired'));
+    } finally {
+      offset -= 61_000;
+    }
+  });
+
+  test('the create body is checked field by field', async () => {
+    const bad = await createSession(gw.url, key, { modalities: ['audio', 'text'], idle_timeout_seconds: 10, input_audio_format: 'mp3', extra: 1 });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, 'VALIDATION_ERROR');
+    assert.deepEqual(bad.body.error.details.map((d: { path: string }) => d.path).sort(), ['/extra', '/idle_timeout_seconds', '/input_audio_format', '/modalities']);
+    const noKey = await createSession(gw.url, 'nope');
+    assert.equal(noKey.status, 401);
+  });
+
+  test('the provider closing ends the client\'s side with its code, and the usage is recorded', async () => {
+    const { session, client } = await connected();
+    await converse(client);
+    fake.connections.at(-1)!.socket.close(4000, 'provider says goodbye');
+    assert.equal((await client.closed).code, 4000);
+    await eventually(async () => assert.equal((await fetchSession(gw.url, key, session.id)).status, 'closed'));
+    const closed = await fetchSession(gw.url, key, session.id);
+    assert.equal(closed.close_reason, 'upstream_closed');
+    assert.deepEqual(closed.usage, { input_tokens: 12, output_tokens: 34, audio_seconds: expectedAudio });
+    assert.equal(metered().filter((w) => w.id === session.id).length, 1);
+  });
+
+  test('an idle session is closed on both sides after its idle timeout, with its usage', async () => {
+    const { session, client } = await connected({ idle_timeout_seconds: 30 });
+    await converse(client);
+    const upstream = fake.connections.at(-1)!;
+    const { code, reason } = await client.closed;
+    assert.equal(code, 1000);
+    assert.equal(reason, 'idle timeout');
+    await eventually(async () => assert.equal(upstream.closed?.code, 1000));
+    await eventually(async () => assert.equal((await fetchSession(gw.url, key, session.id)).close_reason, 'idle_timeout'));
+    assert.deepEqual((await fetchSession(gw.url, key, session.id)).usage, { input_tokens: 12, output_tokens: 34, audio_seconds: expectedAudio });
+  });
+
+  test('a provider that refuses the connection closes the client with 1011', async () => {
+    fake.refuseWith = 401;
+    try {
+      const created = await createSession(gw.url, key);
+      const client = await connectRealtime(created.body.gateway_ws_url, created.body.subprotocol_hint);
+      assert.equal((await client.closed).code, 1011);
+      await eventually(async () => assert.equal((await fetchSession(gw.url, key, created.body.id)).close_reason, 'upstream_error'));
+    } finally {
+      delete fake.refuseWith;
+    }
+  });
+
+  test('past the cap a creation is refused with 429; a closed session frees its slot, and so does an expired ticket', async () => {
+    const open = [await connected(), await connected(), await connected()];
+    const refused = await createSession(gw.url, key);
+    assert.equal(refused.status, 429);
+    assert.equal(refused.body.error.code, 'RATE_LIMIT_EXCEEDED');
+    open[0]!.client.socket.close();
+    await eventually(async () => assert.equal((await createSession(gw.url, key)).status, 200));
+    // That creation holds the freed slot with its unredeemed ticket, until the ticket expires.
+    assert.equal((await createSession(gw.url, key)).status, 429);
+    offset += 61_000;
+    try {
+      assert.equal((await createSession(gw.url, key)).status, 200);
+    } finally {
+      offset -= 61_000;
+    }
+    for (const { client } of open.slice(1)) {
+      client.socket.close();
+      await client.closed;
+    }
+  });
+});
+
+describe('realtime sessions at gateway shutdown', () => {
+  test('SIGTERM (gateway close) ends every session with 1001 on both sides and meters its usage', async () => {
+    const fake = await startFakeRealtime();
+    const gw = await startTestGateway(realtimeConfig(fake.origin), { files: TALLY_FILES });
+    try {
+      const key = await gw.createKey({ scopes: { capabilities: ['realtime'] } });
+      const created = await createSession(gw.url, key);
+      const client = await connectRealtime(created.body.gateway_ws_url, created.body.subprotocol_hint);
+      await client.frameCount(2);
+      client.socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: CLIENT_AUDIO }));
+      client.socket.send(JSON.stringify({ type: 'response.create' }));
+      await client.frameCount(6);
+      const tally = gw.gateway.pluginState('tally') as { seen: MeteredWork[] };
+      await gw.gateway.close();
+      assert.equal((await client.closed).code, 1001);
+      assert.equal(fake.connections[0]!.closed?.code, 1001);
+      const work = tally.seen.filter((w) => w.id === created.body.id);
+      assert.equal(work.length, 1);
+      assert.deepEqual(work[0]!.usage, { prompt_tokens: 12, completion_tokens: 34, total_tokens: 46 });
+      assert.equal(work[0]!.audioSeconds, 1 + RESPONSE_AUDIO_BYTES / 48_000);
+    } finally {
+      await gw.close();
+      await fake.close();
+    }
+  });
+});
