@@ -2,6 +2,7 @@
  * The provider contract: a translator between the canonical format and one provider's wire format.
  * Translators do no I/O; the dispatcher owns connections, timeouts, breakers and streaming.
  */
+import type { RealtimeSessionSettings } from '../canonical/realtime.ts';
 import type { JsonSchema } from '../json-schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../canonical/chat.ts';
 import type { LegacyCompletionRequest } from '../canonical/completion.ts';
@@ -251,15 +252,7 @@ export interface ProviderCapabilities {
   realtime?: ModalityCapability;
 }
 
-/** A realtime session's settings as the client asked for them (POST /v1/realtime/sessions). */
-export interface RealtimeSessionSettings {
-  modalities: string[];
-  voice?: string;
-  instructions?: string;
-  input_audio_format?: string;
-  output_audio_format?: string;
-  tools?: unknown[];
-}
+export type { RealtimeSessionSettings };
 
 /** What one provider event (a JSON text frame) counts for: tokens it reports, base64 audio it carries. */
 export interface RealtimeEventUsage {

@@ -11,6 +11,7 @@ export type {
   StreamEvent, StreamFormat, UpstreamMethod, UpstreamRequest,
   AudioUploadPlan, FollowUp, SpeechTranslator, TranscriptionTask, TranscriptionTranslator,
   ImageCapability, ImageTranslator, VideoTranslator,
+  RealtimeEventUsage, RealtimeHook, RealtimeSessionSettings,
 } from '../dispatch/provider.ts';
 export { transportError, upstreamStatusError, type UpstreamErrorDetails } from '../dispatch/upstream-errors.ts';
 export { createError, GatewayError, type ErrorCode } from '../errors.ts';

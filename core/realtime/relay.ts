@@ -12,7 +12,7 @@
  */
 import WebSocket, { type RawData } from 'ws';
 import type { RealtimeHook, ProviderTarget } from '../dispatch/provider.ts';
-import type { RealtimeSessionRecord } from '../store/realtime-sessions.ts';
+import type { RealtimeSessionRecord, RealtimeUsage } from '../store/realtime-sessions.ts';
 import { SessionMeter } from './meter.ts';
 
 export type Side = 'client' | 'provider';
@@ -31,7 +31,7 @@ export interface RelayOptions {
   maxFrameBytes: number;
   connectTimeoutMs: number;
   /** Called once, when both sides are closed. */
-  onEnd(end: RelayEnd, usage: ReturnType<SessionMeter['usage']>): Promise<void>;
+  onEnd(end: RelayEnd, totals: RealtimeUsage): Promise<void>;
   onConnected(): void;
 }
 

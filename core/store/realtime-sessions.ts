@@ -4,8 +4,7 @@
  * on the status before it, so that of two instances (the connecting one, the expiry job) one records it.
  */
 import { randomUUID } from 'node:crypto';
-import type { RealtimeSessionSettings } from '../dispatch/provider.ts';
-import type { RecordedCaller } from '../pipeline/recorded-caller.ts';
+import type { RealtimeSessionSettings } from '../canonical/realtime.ts';
 import type { Queryable } from './database.ts';
 import { isGatewayId } from './ids.ts';
 
@@ -20,7 +19,26 @@ export interface RealtimeUsage {
 /** What the client asked for, applied upstream as the provider's session settings when it connects. */
 export type RealtimeSettings = RealtimeSessionSettings;
 
-export interface RealtimeSessionRecord extends RecordedCaller {
+/** Who created the session, as core/pipeline/recorded-caller.ts records a caller. */
+export interface RealtimeCaller {
+  tenantId: string;
+  callerKind: 'api_key' | 'jwt';
+  apiKeyId: string | null;
+  userId: string | null;
+  organizationId: string | null;
+  departmentId: string | null;
+}
+
+/** What a session gains after its creation. */
+interface RealtimeLifecycle {
+  status: RealtimeStatus;
+  connectedAt: number | null;
+  closedAt: number | null;
+  closeReason: string | null;
+  usage: RealtimeUsage;
+}
+
+export interface RealtimeSessionRecord extends RealtimeCaller, RealtimeLifecycle {
   id: string;
   provider: string;
   requestedModel: string;
@@ -29,17 +47,12 @@ export interface RealtimeSessionRecord extends RecordedCaller {
   settings: RealtimeSettings;
   idleTimeoutSeconds: number;
   metadata: Record<string, unknown> | null;
-  status: RealtimeStatus;
   /** ms since the epoch */
   ticketExpiresAt: number;
   createdAt: number;
-  connectedAt: number | null;
-  closedAt: number | null;
-  closeReason: string | null;
-  usage: RealtimeUsage;
 }
 
-export type NewRealtimeSession = Omit<RealtimeSessionRecord, 'id' | 'status' | 'connectedAt' | 'closedAt' | 'closeReason' | 'usage'>;
+export type NewRealtimeSession = Omit<RealtimeSessionRecord, 'id' | keyof RealtimeLifecycle>;
 
 interface Row {
   id: string; tenant_id: string; caller_kind: 'api_key' | 'jwt'; api_key_id: string | null; user_id: string | null;

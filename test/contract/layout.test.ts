@@ -76,7 +76,7 @@ describe('the public entry points', () => {
 
   test('aigw/provider reaches only the translator contract, the canonical types and the error helpers', () => {
     assert.deepEqual([...reachable(['core/public/provider.ts'])].sort(), [
-      'core/canonical/audio.ts', 'core/canonical/chat.ts', 'core/canonical/completion.ts', 'core/canonical/embeddings.ts', 'core/canonical/image.ts', 'core/canonical/rerank.ts',
+      'core/canonical/audio.ts', 'core/canonical/chat.ts', 'core/canonical/completion.ts', 'core/canonical/embeddings.ts', 'core/canonical/image.ts', 'core/canonical/realtime.ts', 'core/canonical/rerank.ts',
       'core/canonical/responses-native.ts', 'core/canonical/responses-request.ts', 'core/canonical/responses.ts', 'core/canonical/video.ts',
       'core/dispatch/multipart.ts', 'core/dispatch/provider-batches.ts', 'core/dispatch/provider-files.ts', 'core/dispatch/provider-responses.ts', 'core/dispatch/provider.ts', 'core/dispatch/upstream-errors.ts', 'core/errors.ts', 'core/json-schema.ts',
       'core/public/provider.ts', 'core/streaming/events.ts',
