@@ -156,7 +156,7 @@ pipelines:
     // Without a `capabilities` entry, a model lists what its provider serves, named as the capabilities a key
     // needs for it (OpenAI so far: chat, legacy completions, embeddings, audio for transcription and translation,
     // tts for speech).
-    assert.deepEqual((model as unknown as { capabilities: string[] }).capabilities, ['chat', 'completions', 'embeddings', 'audio', 'tts', 'images', 'video-generation']);
+    assert.deepEqual((model as unknown as { capabilities: string[] }).capabilities, ['chat', 'completions', 'embeddings', 'audio', 'tts', 'images', 'video-generation', 'realtime']);
     assert.equal((model as unknown as { context_window: number }).context_window, 128000);
   });
 
