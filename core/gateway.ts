@@ -86,6 +86,8 @@ export interface Gateway {
    * registration order; rejects naming the plugins that failed, after running them all. Safe to call again.
    */
   meterWork: MeterWork;
+  /** This instance's realtime sessions (core/realtime/hub.ts). */
+  realtime: RealtimeHub;
   /** Listens on server.port/host (or the given port); resolves with the loopback URL. */
   listen(port?: number): Promise<string>;
   /** Graceful: stop accepting, drain up to the deadline, flush, close the stores. Idempotent. */
@@ -310,5 +312,5 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     });
   });
 
-  return { app, server, services, jobs, pluginState: (name) => shared.get(name), endpointDeps: localDeps, meterWork, listen, close };
+  return { app, server, services, jobs, pluginState: (name) => shared.get(name), endpointDeps: localDeps, meterWork, realtime, listen, close };
 }

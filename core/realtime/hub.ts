@@ -83,6 +83,17 @@ export class RealtimeHub {
     return this.relays.size;
   }
 
+  /** The most bytes any session has waiting to be written to each side (back-pressure keeps it bounded). */
+  buffered(): { client: number; provider: number } {
+    let client = 0;
+    let provider = 0;
+    for (const relay of this.relays) {
+      client = Math.max(client, relay.buffered('client'));
+      provider = Math.max(provider, relay.buffered('provider'));
+    }
+    return { client, provider };
+  }
+
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => socket.destroy());
     if (this.closing) {

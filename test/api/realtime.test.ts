@@ -229,3 +229,36 @@ describe('realtime sessions at gateway shutdown', () => {
     }
   });
 });
+
+describe('realtime back-pressure', () => {
+  test('a client that does not read makes the gateway stop reading the provider; nothing is lost once it reads again', async () => {
+    const fake = await startFakeRealtime();
+    const gw = await startTestGateway(realtimeConfig(fake.origin, 'realtime:\n  maxBufferedBytes: 65536\n'), { files: TALLY_FILES });
+    try {
+      const key = await gw.createKey({ scopes: { capabilities: ['realtime'] } });
+      const created = await createSession(gw.url, key);
+      const client = await connectRealtime(created.body.gateway_ws_url, created.body.subprotocol_hint);
+      await client.frameCount(2);
+      const COUNT = 600;
+      const BYTES = 64 * 1024;
+      client.socket.pause();
+      client.socket.send(JSON.stringify({ type: 'test.flood', count: COUNT, bytes: BYTES }));
+      // About 39 MB go out; were the gateway reading on, they would pile up in its memory, waiting for the client.
+      let most = 0;
+      const sampler = setInterval(() => (most = Math.max(most, gw.gateway.realtime.buffered().client)), 2);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      clearInterval(sampler);
+      assert.ok(most > 0, 'frames were relayed');
+      assert.ok(most <= 1024 * 1024, `at most ${most} bytes waited for the client`);
+      client.socket.resume();
+      await eventually(async () => assert.equal(client.frames.length, 2 + COUNT), 30_000, 50);
+      const ids = client.frames.slice(2).map((frame) => (JSON.parse(frame) as { event_id: string }).event_id);
+      assert.deepEqual(ids, Array.from({ length: COUNT }, (_, i) => `ev_f${i}`), 'every frame, in order');
+      client.socket.close();
+      await client.closed;
+    } finally {
+      await gw.close();
+      await fake.close();
+    }
+  });
+});

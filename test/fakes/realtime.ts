@@ -61,6 +61,11 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
         connection.received.push(text);
         const event = JSON.parse(text) as { type: string; session?: object };
         if (event.type === 'session.update') send({ type: 'session.updated', event_id: `ev_${connection.sent.length}`, session: { id: 'sess_fake', object: 'realtime.session', ...event.session } });
+        // Not OpenAI's: a test's way to make the provider send more than a slow client reads.
+        if (event.type === 'test.flood') {
+          const { count, bytes } = event as unknown as { count: number; bytes: number };
+          for (let i = 0; i < count; i++) ws.send(JSON.stringify({ type: 'response.audio.delta', event_id: `ev_f${i}`, delta: 'A'.repeat(bytes) }));
+        }
         if (event.type === 'response.create') {
           send({ type: 'response.created', event_id: 'ev_r1', response: { id: 'resp_fake', status: 'in_progress' } });
           send({ type: 'response.text.delta', event_id: 'ev_r2', response_id: 'resp_fake', delta: 'Hello' });
