@@ -110,6 +110,15 @@ describe('realtime sessions', () => {
     assert.equal(work[0]!.modality, 'realtime');
     assert.deepEqual(work[0]!.usage, { prompt_tokens: 12, completion_tokens: 34, total_tokens: 46 });
     assert.equal(work[0]!.audioSeconds, expectedAudio);
+    // The usage plugin took it as one usage record, priced at the model's input, output and audioSecond.
+    const rows = await gw.gateway.services.db.query<Record<string, unknown>>(
+      'SELECT modality, endpoint, prompt_tokens, completion_tokens, audio_seconds, cost_usd FROM usage_records WHERE request_id = $1', [s.id]);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.modality, 'realtime');
+    assert.equal(Number(rows[0]!.prompt_tokens), 12);
+    assert.equal(Number(rows[0]!.completion_tokens), 34);
+    assert.equal(Number(rows[0]!.audio_seconds), expectedAudio);
+    assert.ok(Math.abs(Number(rows[0]!.cost_usd) - (12 * 5 + 34 * 20) / 1e6 - expectedAudio * 0.001) < 1e-9, String(rows[0]!.cost_usd));
   });
 
   test('a ticket is single use; a missing, unknown or expired ticket is closed with 4401', async () => {
