@@ -10,7 +10,7 @@ import type { MeteredWork } from '../../core/pipeline/metered.ts';
 import { TALLY_FILES } from '../fakes/batches.ts';
 import { realtimeConfig, RESPONSE_AUDIO_BYTES, RESPONSE_USAGE, startFakeRealtime, type FakeRealtime } from '../fakes/realtime.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { ADMIN_TOKEN, postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { connectRealtime, createSession, fetchSession, type RealtimeClient } from '../helpers/realtime-client.ts';
 
 /** One second of a session's idle timeout lasts 5 ms here: 30 s idle is 150 ms. */
@@ -143,6 +143,33 @@ describe('realtime sessions', () => {
     } finally {
       offset -= 61_000;
     }
+  });
+
+  test('the session is charged to the caller\'s budget once, at close; another tenant cannot see it', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const created = await postJson(`${gw.url}/admin/v1/keys`, { name: 'budgeted', scopes: { capabilities: ['realtime', 'budget:read'] } }, admin);
+    const { id: keyId, key: budgeted } = created.body as { id: string; key: string };
+    const budget = await postJson(`${gw.url}/admin/v1/budgets`, { scope: 'key', scopeId: keyId, period: 'daily', limitUsd: 10 }, admin);
+    assert.equal(budget.status, 201, JSON.stringify(budget.body));
+    const spent = async () => {
+      const page = await (await fetch(`${gw.url}/v1/budget`, { headers: { authorization: `Bearer ${budgeted}` } })).json() as { data: Array<{ id: string; spent_usd: number }> };
+      return page.data.find((b) => b.id === budget.body.id)?.spent_usd;
+    };
+    const session = await createSession(gw.url, budgeted, { idle_timeout_seconds: 3600 });
+    const client = await connectRealtime(session.body.gateway_ws_url, session.body.subprotocol_hint);
+    await client.frameCount(2);
+    await converse(client);
+    assert.equal(await spent(), 0, 'nothing is charged while the session runs');
+    client.socket.close();
+    await eventually(async () => assert.equal((await fetchSession(gw.url, budgeted, session.body.id)).status, 'closed'));
+    const cost = (12 * 5 + 34 * 20) / 1e6 + expectedAudio * 0.001;
+    await eventually(async () => assert.ok(Math.abs((await spent())! - cost) < 1e-6, `spent ${await spent()} of ${cost}`));
+
+    const tenant = await postJson(`${gw.url}/admin/v1/tenants`, { id: 'rt-other', name: 'Other' }, admin);
+    assert.equal(tenant.status, 201, JSON.stringify(tenant.body));
+    const other = await gw.createKey({ tenantId: 'rt-other', scopes: { capabilities: ['realtime'] } });
+    const hidden = await fetch(`${gw.url}/v1/realtime/sessions/${session.body.id}`, { headers: { authorization: `Bearer ${other}` } });
+    assert.equal(hidden.status, 404);
   });
 
   test('the create body is checked field by field', async () => {

@@ -96,8 +96,8 @@ models:
     pricing: { input: 5, output: 20, audioSecond: 0.001 }
 pipelines:
   - name: realtime
-    routes: [/v1/realtime/sessions]
-    plugins: [auth]
+    routes: [/v1/realtime/sessions, /v1/budget]
+    plugins: [auth, budget]
 jobs:
   pollIntervalMs: 10
 ${extra}`;
