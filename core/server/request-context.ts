@@ -47,6 +47,10 @@ export function requestContext(logger: Logger, traffic: ReturnType<typeof create
     ctx.state.requestId = requestId;
     ctx.set('X-Request-ID', requestId);
     traffic.enter();
+    // A streamed answer's response carries about a dozen close listeners, each bounded by the request: the gateway's
+    // four (traffic, the client-gone signal, connection tracking, usage) and Node's stream plumbing (pipeline and
+    // end-of-stream, twice). Node warns past ten as if they leaked; they go with the response.
+    ctx.res.setMaxListeners(20);
     // Counted until the last byte is written (or the client leaves): streams finish after next() returns.
     ctx.res.once('close', () => {
       traffic.leave();

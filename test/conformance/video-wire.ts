@@ -10,11 +10,15 @@ import type { AddressInfo } from 'node:net';
 
 export interface VideoWireRequest {
   method: string;
+  /** The request target as sent (path and query, encoded as the client encoded them): what a signature covers. */
+  url: string;
   path: string;
   query: Record<string, string>;
   headers: IncomingMessage['headers'];
   /** The body parsed as JSON, or null. */
   json: any;
+  /** The body's bytes, as a signature covers them. */
+  body: Buffer;
 }
 
 /** A fake's answer: status 200 unless given; a JSON body is a string, the video's bytes a list of chunks. */
@@ -37,6 +41,11 @@ export interface KitTask {
 }
 
 export interface VideoWire {
+  /**
+   * A request outside the task API that the provider's client makes first (Vertex's OAuth token exchange): its
+   * answer, or null. Such requests carry no provider credential: they are neither recorded nor answered with errors.
+   */
+  route?(req: VideoWireRequest): VideoWireAnswer | null;
   /** The request starts a task: what it asks; null for any other request. */
   create(req: VideoWireRequest): { model: string; prompt: string; seconds: number | null } | null;
   /** The answer to the create request. */
@@ -80,11 +89,12 @@ export async function startVideoFake(wire: VideoWire, video: Buffer[]): Promise<
     const parts: Buffer[] = [];
     raw.on('data', (p: Buffer) => parts.push(p));
     raw.on('end', () => void (async () => {
-      const text = Buffer.concat(parts).toString('utf8');
+      const body = Buffer.concat(parts);
+      const text = body.toString('utf8');
       const url = new URL(raw.url ?? '/', 'http://fake');
       let json: unknown = null;
       try { json = text.length > 0 ? JSON.parse(text) : null; } catch { json = null; }
-      const req: VideoWireRequest = { method: raw.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: raw.headers, json };
+      const req: VideoWireRequest = { method: raw.method ?? '', url: raw.url ?? '/', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: raw.headers, json, body };
       const file = /^\/kit-files\/(.+)\.mp4$/.exec(url.pathname);
       if (file) {
         fake.fileRequests.push(req);
@@ -92,6 +102,8 @@ export async function startVideoFake(wire: VideoWire, video: Buffer[]): Promise<
         if (task?.status !== 'completed') return send(res, { status: 404, body: JSON.stringify({ error: 'no such video' }) });
         return send(res, { headers: { 'content-type': 'video/mp4' }, body: video });
       }
+      const routed = wire.route?.(req);
+      if (routed) return send(res, routed);
       fake.requests.push(req);
       if (fake.error !== null) return send(res, { ...wire.errorBody(fake.error, `scripted ${fake.error}`), status: fake.error });
       const asked = wire.create(req);

@@ -94,6 +94,8 @@ pipelines:
       assert.equal(video.status, 200);
       assert.deepEqual(Buffer.from(await video.arrayBuffer()), Buffer.concat(VIDEO));
       for (const req of fake.fileRequests) assert.equal(req.headers.authorization, undefined, 'no credential goes to a public URL');
+      // The download through the provider's API is checked as the task's requests were (a signature, a token).
+      for (const req of fake.requests) target.wire.assertAuth(req, target.credential);
       await eventually(async () => {
         const rows = await gw.gateway.services.db.query<{ video_seconds: number; cost_usd: string; status: string }>(
           'SELECT video_seconds, cost_usd, status FROM usage_records WHERE request_id = $1', [id]);

@@ -92,7 +92,8 @@ function canonicalPath(rawPath: string, service: string): string {
   return `/${segments.map(rfc3986).join('/')}${rawPath.endsWith('/') && segments.length > 0 ? '/' : ''}`;
 }
 
-function verify(req: IncomingMessage, body: Buffer, service: 's3' | 'bedrock'): string | null {
+/** Null when the request's SigV4 signature verifies for `service`, else why not (the conformance kit checks with it too). */
+export function verify(req: Pick<IncomingMessage, 'method' | 'url' | 'headers'>, body: Buffer, service: 's3' | 'bedrock'): string | null {
   const auth = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(String(req.headers.authorization));
   if (!auth) return 'IncompleteSignature';
   const [, keyId, day, region, signedService, signedList, signature] = auth as unknown as string[];
