@@ -181,7 +181,8 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     await registerFileJobs(jobs, { db, config, providers: loaded.providers, upstream, breakers, io, logger });
     await registerVectorStoreExpiry(jobs, { db, config, logger });
     // meterWork is bound once the plugins are set up, before listen() starts the runner.
-    registerRealtimeJobs(jobs, { db, kv });
+    // meterWork is bound once the plugins are set up, before listen() starts the runner.
+    registerRealtimeJobs(jobs, { db, kv, meterWork: (work) => meterWork(work) });
     await registerVideoJobs(jobs, { config, db, providers: loaded.providers, call: { upstream, breakers, io }, logger, meterWork: (work) => meterWork(work) });
     const revoked = await identity.revocations.load();
     if (revoked > 0) logger.debug({ revoked }, 'JWT revocations loaded into the KV');
@@ -271,7 +272,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   const upgraded = new UpgradedSockets();
   const appUpgrade = upgraded.listener(app.callback());
   // The realtime connect route authenticates by its ticket, not by the auth plugin (core/realtime/hub.ts).
-  const realtime = new RealtimeHub({ config, db, kv, providers: loaded.providers, now: clock.now, logger, meterWork, idleUnitMs: options.realtimeIdleUnitMs ?? 1000 });
+  const realtime = new RealtimeHub({ config, db, kv, providers: loaded.providers, now: clock.now, logger, meterWork, jobs, idleUnitMs: options.realtimeIdleUnitMs ?? 1000 });
   server.on('upgrade', (req, socket, head) => (RealtimeHub.handles(req) ? realtime.upgrade(req, socket, head) : appUpgrade(req, socket, head)));
 
   let closing: Promise<void> | undefined;

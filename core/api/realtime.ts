@@ -16,8 +16,9 @@ import type { GatewayContext, GatewayMiddleware } from '../pipeline/context.ts';
 import { callerOf } from '../pipeline/recorded-caller.ts';
 import type { Queryable } from '../store/database.ts';
 import type { KV } from '../store/kv.ts';
+import type { MeteredWork } from '../pipeline/metered.ts';
 import { expireUnredeemed, findRealtimeSession, insertRealtimeSession, newRealtimeSessionId, realtimeSessionObject } from '../store/realtime-sessions.ts';
-import { CONNECT_PATH } from '../realtime/hub.ts';
+import { CONNECT_PATH, REALTIME_METER, realtimeWork } from '../realtime/hub.ts';
 import { createFields, realtimeCreateSchema } from '../realtime/create-body.ts';
 import { releaseSlot, takeSlot, ticketKey } from '../realtime/kv-ops.ts';
 
@@ -99,8 +100,23 @@ export function realtimeExpireHandler(deps: { db: Queryable; kv: KV }): JobHandl
   };
 }
 
-export function registerRealtimeJobs(runner: JobQueue & { register(kind: string, handler: JobHandler): void }, deps: { db: Queryable; kv: KV }): void {
+/** Reports a closed session's usage that could not be reported at its close; retried with the runner's backoff. */
+export function realtimeMeterHandler(deps: { db: Queryable; meterWork(work: MeteredWork): Promise<void> }): JobHandler {
+  return async (ctx) => {
+    const { id } = ctx.job.payload as { id: string };
+    const session = await findRealtimeSession(deps.db, null, id);
+    if (!session || session.status !== 'closed') return { status: 'done' };
+    await deps.meterWork(realtimeWork(session, session.usage, session.closedAt ?? ctx.now(), session.closeReason ?? 'closed'));
+    return { status: 'done' };
+  };
+}
+
+export function registerRealtimeJobs(
+  runner: JobQueue & { register(kind: string, handler: JobHandler, options?: { maxAttempts?: number }): void },
+  deps: { db: Queryable; kv: KV; meterWork(work: MeteredWork): Promise<void> },
+): void {
   runner.register(REALTIME_EXPIRE, realtimeExpireHandler(deps));
+  runner.register(REALTIME_METER, realtimeMeterHandler(deps), { maxAttempts: 20 });
 }
 
 const sessionSchema = {

@@ -14,6 +14,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { GatewayConfig } from '../config/types.ts';
 import { passthroughTargets } from '../dispatch/passthrough.ts';
 import type { ProviderRegistry } from '../dispatch/provider-registry.ts';
+import type { JobQueue } from '../jobs/types.ts';
 import type { Log } from '../log.ts';
 import type { MeteredWork } from '../pipeline/metered.ts';
 import type { Database } from '../store/database.ts';
@@ -34,10 +35,15 @@ export interface RealtimeDeps {
   now(): number;
   logger: Log;
   meterWork(work: MeteredWork): Promise<void>;
+  /** For the `realtime.meter` job, when a session's usage could not be reported at its close. */
+  jobs: JobQueue;
   /** One second of idle timeout, in ms (tests shorten it). */
   idleUnitMs: number;
 }
 
+export const REALTIME_METER = 'realtime.meter';
+
+/** A closed session's usage as metered work: its id is the session's, so plugins take it once. */
 export function realtimeWork(s: RealtimeSessionRecord, usage: RealtimeUsage, endedAt: number, reason: string): MeteredWork {
   return {
     id: s.id, source: 'realtime',
@@ -165,8 +171,14 @@ export class RealtimeHub {
     const closed = await closeRealtimeSession(db, session.id, { at, reason: end.reason, usage });
     await kv.run(releaseSlot, { id: session.id }).catch((err: unknown) => logger.warn({ err, session: session.id }, 'realtime: the slot could not be released; it lapses with its lease'));
     if (!closed) return;
-    await this.deps.meterWork(realtimeWork(closed, usage, at, end.reason))
-      .catch((err: unknown) => logger.error({ err, session: session.id, usage }, 'realtime: the session usage could not be metered'));
+    try {
+      await this.deps.meterWork(realtimeWork(closed, usage, at, end.reason));
+    } catch (err) {
+      // A plugin's store failed: the job reports it again (plugins take a work id once) until every plugin took it.
+      logger.warn({ err, session: session.id }, 'realtime: the session usage could not be metered now; the realtime.meter job reports it again');
+      await this.deps.jobs.enqueue({ kind: REALTIME_METER, key: `${REALTIME_METER}:${session.id}`, payload: { id: session.id } })
+        .catch((failure: unknown) => logger.error({ err: failure, session: session.id, usage }, 'realtime: the session usage could not be metered'));
+    }
   }
 
   /** Gateway shutdown: every session ends with 1001 on both sides and is recorded before the stores close. */

@@ -8,7 +8,7 @@
  * Ends: the client closes (its code is passed on when it may be sent, else 1000), the provider closes (likewise,
  * else 1011), the provider fails (1011), the idle timer fires (1000, "idle timeout"), or the gateway shuts down
  * (1001). Whatever ends it closes both sides, then records the session closed with its usage, frees its slot and
- * reports the usage as metered work, once.
+ * reports the usage as metered work, once (again by the realtime.meter job when a plugin failed to take it).
  */
 import WebSocket, { type RawData } from 'ws';
 import type { RealtimeHook, ProviderTarget } from '../dispatch/provider.ts';

@@ -11,12 +11,10 @@ import { TALLY_FILES } from '../fakes/batches.ts';
 import { realtimeConfig, RESPONSE_AUDIO_BYTES, RESPONSE_USAGE, startFakeRealtime, type FakeRealtime } from '../fakes/realtime.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { ADMIN_TOKEN, postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { connectRealtime, createSession, fetchSession, type RealtimeClient } from '../helpers/realtime-client.ts';
+import { CLIENT_AUDIO, connectRealtime, converse, createSession, fetchSession, type RealtimeClient } from '../helpers/realtime-client.ts';
 
 /** One second of a session's idle timeout lasts 5 ms here: 30 s idle is 150 ms. */
 const IDLE_UNIT_MS = 5;
-/** 1 s of pcm16 at 24 kHz mono, sent by the client. */
-const CLIENT_AUDIO = Buffer.alloc(48_000, 1).toString('base64');
 
 describe('realtime sessions', () => {
   let fake: FakeRealtime;
@@ -44,14 +42,6 @@ describe('realtime sessions', () => {
     const client = await connectRealtime(created.body.gateway_ws_url, created.body.subprotocol_hint);
     await client.frameCount(2);
     return { session: created.body, client };
-  }
-
-  /** The client's audio and a response request; the response's four events back. */
-  async function converse(client: RealtimeClient): Promise<void> {
-    const before = client.frames.length;
-    client.socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: CLIENT_AUDIO }));
-    client.socket.send(JSON.stringify({ type: 'response.create', response: { modalities: ['text', 'audio'] } }));
-    await client.frameCount(before + 4);
   }
 
   const expectedAudio = 1 + RESPONSE_AUDIO_BYTES / 48_000;
@@ -235,66 +225,6 @@ describe('realtime sessions', () => {
     for (const { client } of open.slice(1)) {
       client.socket.close();
       await client.closed;
-    }
-  });
-});
-
-describe('realtime sessions at gateway shutdown', () => {
-  test('SIGTERM (gateway close) ends every session with 1001 on both sides and meters its usage', async () => {
-    const fake = await startFakeRealtime();
-    const gw = await startTestGateway(realtimeConfig(fake.origin), { files: TALLY_FILES });
-    try {
-      const key = await gw.createKey({ scopes: { capabilities: ['realtime'] } });
-      const created = await createSession(gw.url, key);
-      const client = await connectRealtime(created.body.gateway_ws_url, created.body.subprotocol_hint);
-      await client.frameCount(2);
-      client.socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: CLIENT_AUDIO }));
-      client.socket.send(JSON.stringify({ type: 'response.create' }));
-      await client.frameCount(6);
-      const tally = gw.gateway.pluginState('tally') as { seen: MeteredWork[] };
-      await gw.gateway.close();
-      assert.equal((await client.closed).code, 1001);
-      assert.equal(fake.connections[0]!.closed?.code, 1001);
-      const work = tally.seen.filter((w) => w.id === created.body.id);
-      assert.equal(work.length, 1);
-      assert.deepEqual(work[0]!.usage, { prompt_tokens: 12, completion_tokens: 34, total_tokens: 46 });
-      assert.equal(work[0]!.audioSeconds, 1 + RESPONSE_AUDIO_BYTES / 48_000);
-    } finally {
-      await gw.close();
-      await fake.close();
-    }
-  });
-});
-
-describe('realtime back-pressure', () => {
-  test('a client that does not read makes the gateway stop reading the provider; nothing is lost once it reads again', async () => {
-    const fake = await startFakeRealtime();
-    const gw = await startTestGateway(realtimeConfig(fake.origin, 'realtime:\n  maxBufferedBytes: 65536\n'), { files: TALLY_FILES });
-    try {
-      const key = await gw.createKey({ scopes: { capabilities: ['realtime'] } });
-      const created = await createSession(gw.url, key);
-      const client = await connectRealtime(created.body.gateway_ws_url, created.body.subprotocol_hint);
-      await client.frameCount(2);
-      const COUNT = 600;
-      const BYTES = 64 * 1024;
-      client.socket.pause();
-      client.socket.send(JSON.stringify({ type: 'test.flood', count: COUNT, bytes: BYTES }));
-      // About 39 MB go out; were the gateway reading on, they would pile up in its memory, waiting for the client.
-      let most = 0;
-      const sampler = setInterval(() => (most = Math.max(most, gw.gateway.realtime.buffered().client)), 2);
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      clearInterval(sampler);
-      assert.ok(most > 0, 'frames were relayed');
-      assert.ok(most <= 1024 * 1024, `at most ${most} bytes waited for the client`);
-      client.socket.resume();
-      await eventually(async () => assert.equal(client.frames.length, 2 + COUNT), 30_000, 50);
-      const ids = client.frames.slice(2).map((frame) => (JSON.parse(frame) as { event_id: string }).event_id);
-      assert.deepEqual(ids, Array.from({ length: COUNT }, (_, i) => `ev_f${i}`), 'every frame, in order');
-      client.socket.close();
-      await client.closed;
-    } finally {
-      await gw.close();
-      await fake.close();
     }
   });
 });

@@ -42,3 +42,14 @@ export async function createSession(url: string, key: string, body: Record<strin
 export async function fetchSession(url: string, key: string, id: string): Promise<any> {
   return (await fetch(`${url}/v1/realtime/sessions/${id}`, { headers: { authorization: `Bearer ${key}` } })).json();
 }
+
+/** 1 s of pcm16 at 24 kHz mono, sent by the client. */
+export const CLIENT_AUDIO = Buffer.alloc(48_000, 1).toString('base64');
+
+/** The client's audio and a response request; the response's four events back (test/fakes/realtime.ts). */
+export async function converse(client: RealtimeClient): Promise<void> {
+  const before = client.frames.length;
+  client.socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: CLIENT_AUDIO }));
+  client.socket.send(JSON.stringify({ type: 'response.create', response: { modalities: ['text', 'audio'] } }));
+  await client.frameCount(before + 4);
+}
