@@ -99,8 +99,10 @@ export default definePlugin<BudgetPluginConfig, BudgetService>({
 
     return async (ctx, next) => {
       const gw = ctx.state.gw;
-      // Local endpoints (models, usage, the passthrough) carry no priced request.
-      if (gw.endpoint.kind !== 'dispatch') return next();
+      // Local endpoints (models, usage, the passthrough) carry no priced request. A realtime session is priced
+      // when it closes (its metered work); it is only not opened on a budget already spent.
+      const opensSession = gw.endpoint.capability === 'realtime' && ctx.method === 'POST';
+      if (gw.endpoint.kind !== 'dispatch' && !opensSession) return next();
       const caller = gw.caller;
       if (!caller) throw new GatewayError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <API key>');
       // Which budgets apply needs only the caller: a caller without any is let through before its body is read.
@@ -113,6 +115,18 @@ export default definePlugin<BudgetPluginConfig, BudgetService>({
         return next();
       }
       if (applicable.length === 0) return next();
+      if (opensSession) {
+        // Cost 0 fits unless a budget is over its limit already; nothing is held, so nothing is given back.
+        let outcome: Awaited<ReturnType<typeof budgets.ledger.reserve>>;
+        try {
+          outcome = await guard.run('reserve', () => budgets.ledger.reserve(applicable, 0, services.clock.now()));
+        } catch {
+          if (closed) throw storeUnavailable();
+          return next();
+        }
+        if (!outcome.ok) throw exceeded(outcome.budget, outcome.spentMicros, 0);
+        return next();
+      }
 
       const request = await gw.request();
       const price = modelPrice(services.config, caller.policy, request.model);

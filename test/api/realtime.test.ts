@@ -135,7 +135,7 @@ describe('realtime sessions', () => {
     }
   });
 
-  test('the session is charged to the caller\'s budget once, at close; another tenant cannot see it', async () => {
+  test('the session is charged to the caller\'s budget once, at close; a spent budget refuses a new one; another tenant cannot see it', async () => {
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const created = await postJson(`${gw.url}/admin/v1/keys`, { name: 'budgeted', scopes: { capabilities: ['realtime', 'budget:read'] } }, admin);
     const { id: keyId, key: budgeted } = created.body as { id: string; key: string };
@@ -154,6 +154,12 @@ describe('realtime sessions', () => {
     await eventually(async () => assert.equal((await fetchSession(gw.url, budgeted, session.body.id)).status, 'closed'));
     const cost = (12 * 5 + 34 * 20) / 1e6 + expectedAudio * 0.001;
     await eventually(async () => assert.ok(Math.abs((await spent())! - cost) < 1e-6, `spent ${await spent()} of ${cost}`));
+    // A budget already over its limit refuses a new session (its cost is known only at close).
+    const small = await postJson(`${gw.url}/admin/v1/budgets`, { scope: 'key', scopeId: keyId, period: 'monthly', limitUsd: 0.001 }, admin);
+    assert.equal(small.status, 201, JSON.stringify(small.body));
+    const refused = await createSession(gw.url, budgeted);
+    assert.equal(refused.status, 402, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'BUDGET_EXCEEDED');
 
     const tenant = await postJson(`${gw.url}/admin/v1/tenants`, { id: 'rt-other', name: 'Other' }, admin);
     assert.equal(tenant.status, 201, JSON.stringify(tenant.body));
