@@ -6,12 +6,14 @@
  *   lapses with the ticket; a connected session's is renewed while it lives, so an instance that dies without
  *   closing its sessions frees their slots within one lease.
  */
+import { createHash } from 'node:crypto';
 import { defineKvOperation } from '../store/kv-operation.ts';
 
 const TICKETS = 'realtime:ticket:';
 const SLOTS = 'realtime:slots';
 
-export const ticketKey = (ticket: string) => TICKETS + ticket;
+/** Keyed by the ticket's hash: whoever reads the KV's keys cannot connect with them. */
+export const ticketKey = (ticket: string) => TICKETS + createHash('sha256').update(ticket).digest('base64url');
 
 export const redeemTicket = defineKvOperation<{ ticket: string }, string | null>({
   name: 'realtime.redeemTicket',
