@@ -143,9 +143,15 @@ export class RealtimeHub {
       await this.closeRecord(session, { reason: 'gateway_shutdown', clientCode: 1001, providerCode: 1001 }, { input_tokens: 0, output_tokens: 0, audio_seconds: 0 });
       return refuse(client, 1001, 'gateway shutting down');
     }
+    const cap = config.realtime.maxConcurrentSessions;
+    const renew = async () => {
+      const args = { id: session.id, now: now(), until: now() + lease };
+      // Lapsed (the KV was out of reach for a whole lease): taken again when the cap allows.
+      if (await kv.run(renewSlot, args) || await kv.run(takeSlot, { ...args, cap })) return;
+      this.deps.logger.warn({ session: session.id }, 'realtime: the session lost its slot while the KV was out of reach, and the cap is reached; it runs on over the cap');
+    };
     const renewal = setInterval(() => {
-      void kv.run(renewSlot, { id: session.id, now: now(), until: now() + lease })
-        .catch((err: unknown) => this.deps.logger.warn({ err, session: session.id }, 'realtime: the session slot could not be renewed'));
+      void renew().catch((err: unknown) => this.deps.logger.warn({ err, session: session.id }, 'realtime: the session slot could not be renewed'));
     }, Math.floor(lease / 3));
     renewal.unref();
     const relay: Relay = new Relay({ ...session, status: 'connected', connectedAt: now() }, client, hook, { ...entry.target, upstreamModel: session.upstreamModel }, {

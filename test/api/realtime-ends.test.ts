@@ -101,3 +101,24 @@ describe('realtime back-pressure', () => {
     }
   });
 });
+
+describe('realtime slot lease', () => {
+  test('a connected session keeps its slot past the lease, renewed while it lives; its close frees it', async () => {
+    const fake = await startFakeRealtime();
+    const gw = await startTestGateway(realtimeConfig(fake.origin, 'realtime:\n  maxConcurrentSessions: 1\n  slotLeaseMs: 5000\n'), { files: TALLY_FILES });
+    try {
+      const key = await gw.createKey({ scopes: { capabilities: ['realtime'] } });
+      const created = await createSession(gw.url, key);
+      const client = await connectRealtime(created.body.gateway_ws_url, created.body.subprotocol_hint);
+      await client.frameCount(2);
+      await new Promise((resolve) => setTimeout(resolve, 6000));
+      assert.equal((await createSession(gw.url, key)).status, 429, 'the slot outlived its first lease');
+      client.socket.close();
+      await client.closed;
+      await eventually(async () => assert.equal((await createSession(gw.url, key)).status, 200));
+    } finally {
+      await gw.close();
+      await fake.close();
+    }
+  });
+});
