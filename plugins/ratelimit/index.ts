@@ -3,6 +3,7 @@
  * deployment's limits narrowed by the caller's policy), in that order, on the KV's clock so that every instance
  * sharing a Redis shares each window. A request's windows are admitted in one atomic KV call, all or nothing.
  * Token limits reserve an estimate before the call and settle to the real usage after it, streams included.
+ * Metered work (realtime sessions, batches, the gateway's own embeddings) adds its tokens once (metered.ts).
  * See docs/limits.md.
  */
 import { definePlugin } from '../../core/pipeline/plugin.ts';
@@ -11,12 +12,15 @@ import { configSchema, type RateLimitConfig } from './config.ts';
 import { planWindows } from './plan.ts';
 import { StoreGuard } from '../../core/pipeline/store-guard.ts';
 import { TokenReservation } from './tokens.ts';
+import { addMeteredWork, type RateLimitShared } from './metered.ts';
 
-export default definePlugin<RateLimitConfig>({
+export default definePlugin<RateLimitConfig, RateLimitShared>({
   name: 'ratelimit',
   description: 'Sliding-window request and token limits per client address, per API key and per tenant (narrowed by organization and department policy); 429 RATE_LIMIT_EXCEEDED.',
   configSchema,
-  setup(config, services) {
+  init: () => ({ entries: [] }),
+  onMeteredWork: (work, services, shared) => addMeteredWork(work, services, shared),
+  setup(config, services, shared) {
     const guard = new StoreGuard({
       plugin: 'ratelimit', timeoutMs: config.storeTimeoutMs, mode: config.onStoreError, logger: services.logger,
       messages: {
@@ -26,6 +30,7 @@ export default definePlugin<RateLimitConfig>({
       },
     });
     const closed = config.onStoreError === 'closed';
+    shared.entries.push({ config, guard });
 
     return async (ctx, next) => {
       const gw = ctx.state.gw;

@@ -18,14 +18,27 @@ export interface PlannedWindow {
 
 const NONE: readonly PlannedWindow[] = [];
 
-export function planWindows(gw: GatewayState, config: RateLimitConfig): readonly PlannedWindow[] {
-  const caller = gw.caller;
+/** What planning needs of a caller: a live request's gw.caller, or one rebuilt for metered work (metered.ts). */
+export interface PlanCaller {
+  id: string;
+  tenantId: string;
+  rateLimits: RateLimits | null;
+  policy: { rateLimits: RateLimits };
+}
+
+export function planWindows(gw: Pick<GatewayState, 'caller' | 'clientIp'>, config: RateLimitConfig): readonly PlannedWindow[] {
+  return planFor(gw.caller, gw.clientIp, config);
+}
+
+/** The windows of a caller (and of an address, when there is one: metered work has none). */
+export function planFor(caller: PlanCaller | undefined, clientIp: string | undefined, config: Pick<RateLimitConfig, 'deployment' | 'ip'>): readonly PlannedWindow[] {
   const keyLimits = caller?.rateLimits ?? null;
   const policyLimits = caller?.policy.rateLimits;
+  const ipLimits = clientIp === undefined ? undefined : config.ip;
   // The common case, decided without allocating: nothing limits this request.
-  if (!any(config.ip) && (!caller || (!any(keyLimits) && !any(config.deployment) && !any(policyLimits)))) return NONE;
+  if (!any(ipLimits) && (!caller || (!any(keyLimits) && !any(config.deployment) && !any(policyLimits)))) return NONE;
   const planned: PlannedWindow[] = [];
-  add(planned, 'ip', gw.clientIp, config.ip);
+  if (clientIp !== undefined) add(planned, 'ip', clientIp, config.ip);
   // Without a caller (the plugin listed before auth) only the address can be limited.
   if (!caller) return planned;
   if (keyLimits) add(planned, 'apiKey', caller.id, keyLimits);

@@ -95,3 +95,40 @@ for i = 1, #KEYS do
   end
 end
 return 0`;
+
+/**
+ * windowsAddOnce: KEYS the marker, then per window its buckets hash and starts set; ARGV the marker's TTL (ms),
+ * then per window: amount, window ms, bucket ms. When the marker exists nothing happens ({0}); otherwise it is
+ * set and each amount lands in its window's current bucket, with no limit checked (the tokens are spent).
+ */
+export const WINDOWS_ADD_ONCE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i = 1, (#KEYS - 1) / 2 do
+  local h, z = KEYS[2 * i], KEYS[2 * i + 1]
+  local amount, window, width = ARGV[3 * i - 1], tonumber(ARGV[3 * i]), tonumber(ARGV[3 * i + 1])
+  -- The buckets that have left go first, as windowsAdmit drops them, so that the sum stays theirs.
+  local gone = redis.call('ZRANGEBYSCORE', z, '-inf', string.format('%.0f', now - window - width))
+  if #gone > 0 then
+    local sum = tonumber(redis.call('HGET', h, 'sum') or '0')
+    local costs = redis.call('HMGET', h, unpack(gone))
+    for _, c in ipairs(costs) do sum = sum - tonumber(c or '0') end
+    redis.call('ZREM', z, unpack(gone))
+    if redis.call('EXISTS', z) == 0 then
+      redis.call('DEL', h)
+    else
+      redis.call('HDEL', h, unpack(gone))
+      redis.call('HSET', h, 'sum', string.format('%.0f', sum))
+    end
+  end
+  local field = string.format('%.0f', now - now % width)
+  redis.call('HINCRBY', h, field, amount)
+  redis.call('HINCRBY', h, 'sum', amount)
+  redis.call('ZADD', z, field, field)
+  local ttl = tonumber(field) + width + window - now
+  redis.call('PEXPIRE', h, ttl)
+  redis.call('PEXPIRE', z, ttl)
+end
+return 1`;

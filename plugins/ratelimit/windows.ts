@@ -7,7 +7,7 @@
  */
 import { defineKvOperation } from '../../core/store/kv-operation.ts';
 import { MemoryWindows } from './memory-windows.ts';
-import { WINDOWS_ADMIT, WINDOWS_SETTLE } from './windows-lua.ts';
+import { WINDOWS_ADD_ONCE, WINDOWS_ADMIT, WINDOWS_SETTLE } from './windows-lua.ts';
 
 /**
  * Buckets per window. A window of W ms is counted in buckets of ceil(W / 1440) ms (a day: one minute; a minute:
@@ -89,6 +89,34 @@ export const windowsSettle = defineKvOperation<readonly WindowSettlement[], void
     parse: () => undefined,
   },
   memory: (kv, settlements) => memoryWindows(kv).settle(settlements),
+});
+
+export interface WindowsAddOnceArgs {
+  /** Set with the amounts, in the same step: while it lives, the same marker adds nothing again. */
+  marker: string;
+  markerTtlMs: number;
+  adds: ReadonlyArray<{ key: string; windowMs: number; amount: number }>;
+}
+
+/**
+ * Adds amounts already spent (metered work's tokens) to the current bucket of each window, exactly once per
+ * marker, in one atomic step; no limit is checked. Returns whether it added (false: the marker was there).
+ */
+export const windowsAddOnce = defineKvOperation<WindowsAddOnceArgs, boolean>({
+  name: 'ratelimit.windowsAddOnce',
+  redis: {
+    lua: WINDOWS_ADD_ONCE,
+    keys: ({ marker, adds }) => [marker, ...adds.flatMap((a) => [`${a.key}:buckets`, `${a.key}:starts`])],
+    argv: ({ markerTtlMs, adds }) => [markerTtlMs, ...adds.flatMap((a) => [a.amount, a.windowMs, bucketMs(a.windowMs)])],
+    parse: (raw) => Number(raw) === 1,
+  },
+  memory: (kv, { marker, markerTtlMs, adds }) => {
+    if (kv.get(marker) !== null) return false;
+    kv.set(marker, '1', markerTtlMs);
+    // Admission with no ceiling is exactly "add to the current bucket, dropping those that left".
+    memoryWindows(kv).admit(adds.map((a) => ({ key: a.key, cost: a.amount, limit: Infinity, windowMs: a.windowMs })));
+    return true;
+  },
 });
 
 /** How many buckets a memory window holds (tests and diagnostics; Redis keeps them in a sorted set). */
