@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { openKv, type KV } from '../../core/store/kv.ts';
-import { bucketMs, memoryWindowSize, windowsAdmit, windowsSettle, type WindowCheck } from '../../plugins/ratelimit/windows.ts';
+import { bucketMs, memoryWindowSize, windowsAddOnce, windowsAdmit, windowsSettle, type WindowCheck } from '../../plugins/ratelimit/windows.ts';
 import { MemoryKv } from '../../core/store/memory-kv.ts';
 import { redisPrefixes } from '../helpers/redis-prefixes.ts';
 
@@ -107,6 +107,33 @@ function windowSuite(name: string, open: () => Promise<KV>): void {
       await kv.run(windowsSettle, [{ key: `${k}-none`, bucket: next.bucket, delta: 50 }, { key: k, bucket: next.bucket - bucketMs(DAY) * 5, delta: 50 }]);
       assert.equal(await used(kv, k, DAY), 100, 'a bucket or window that is not there is not created');
       assert.equal(await used(kv, `${k}-none`, DAY), 0);
+    });
+
+    test('addOnce: amounts land in the current bucket of each window past any limit, once per marker', async () => {
+      const [a, b] = [key(), key()];
+      await admit(kv, a, 90, 100, DAY);
+      const args = { marker: `m-${randomUUID()}`, markerTtlMs: 60_000, adds: [{ key: a, windowMs: DAY, amount: 30 }, { key: b, windowMs: MINUTE, amount: 7 }] };
+      assert.equal(await kv.run(windowsAddOnce, args), true);
+      assert.equal(await kv.run(windowsAddOnce, args), false);
+      assert.deepEqual(await Promise.all([kv.run(windowsAddOnce, args), kv.run(windowsAddOnce, args)]), [false, false]);
+      assert.deepEqual([await used(kv, a, DAY), await used(kv, b)], [120, 7]);
+      assert.equal(await kv.get(args.marker), '1');
+      // What was added counts against the limit like any admission.
+      assert.equal((await kv.run(windowsAdmit, [{ key: a, cost: 1, limit: 120, windowMs: DAY }])).admitted, false);
+      // A new marker adds again; the bucket is the current one, so settlement of an admission in it still applies.
+      const reserved = await admit(kv, b, 3, 100);
+      assert.equal(await kv.run(windowsAddOnce, { ...args, marker: `m-${randomUUID()}`, adds: [{ key: b, windowMs: MINUTE, amount: 5 }] }), true);
+      await kv.run(windowsSettle, [{ key: b, bucket: reserved.bucket, delta: -3 }]);
+      assert.equal(await used(kv, b), 12);
+    });
+
+    test('addOnce: what it added leaves the window when it has passed', async () => {
+      const k = key();
+      await kv.run(windowsAddOnce, { marker: `m-${randomUUID()}`, markerTtlMs: 60_000, adds: [{ key: k, windowMs: 150, amount: 4 }] });
+      assert.equal(await used(kv, k, 150), 4);
+      await sleep(200);
+      assert.equal(await used(kv, k, 150), 0);
+      assert.equal((await admit(kv, k, 5, 5, 150)).used, 5);
     });
   });
 }
