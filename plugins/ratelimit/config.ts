@@ -29,7 +29,7 @@ const limitsSchema = (whose: string): JsonSchema => ({
   properties: {
     requestsPerMinute: limit(`Requests admitted per ${whose} in any sliding 60-second window.`),
     requestsPerDay: limit(`Requests admitted per ${whose} in any sliding 24-hour window.`),
-    tokensPerDay: limit(`Tokens (as the provider reports them: prompt + completion for chat, the inputs for embeddings, query and documents for rerank) per ${whose} in any sliding 24-hour window; each request reserves an estimate first and settles to its real usage.`),
+    tokensPerDay: limit(`Tokens (as the provider reports them: prompt + completion for chat, the inputs for embeddings, query and documents for rerank) per ${whose} in any sliding 24-hour window; each request reserves an estimate first and settles to its real usage; work metered outside a request (a realtime session, a batch, the gateway's own embeddings) adds its tokens once.`),
   },
 });
 
