@@ -94,16 +94,18 @@ describe('realtime sessions', () => {
     assert.deepEqual(closed.usage, { input_tokens: RESPONSE_USAGE.input_tokens, output_tokens: RESPONSE_USAGE.output_tokens, audio_seconds: expectedAudio });
     assert.equal(closed.close_reason, 'client_closed');
     assert.equal(closed.ticket, undefined, 'the ticket is shown once, at creation');
+    // The record is closed first, then the usage reported: wait for the report.
+    await eventually(async () => assert.equal(metered().filter((w) => w.id === s.id).length, 1));
     const work = metered().filter((w) => w.id === s.id);
-    assert.equal(work.length, 1);
     assert.equal(work[0]!.source, 'realtime');
     assert.equal(work[0]!.modality, 'realtime');
     assert.deepEqual(work[0]!.usage, { prompt_tokens: 12, completion_tokens: 34, total_tokens: 46 });
     assert.equal(work[0]!.audioSeconds, expectedAudio);
     // The usage plugin took it as one usage record, priced at the model's input, output and audioSecond.
-    const rows = await gw.gateway.services.db.query<Record<string, unknown>>(
+    const recorded = () => gw.gateway.services.db.query<Record<string, unknown>>(
       'SELECT modality, endpoint, prompt_tokens, completion_tokens, audio_seconds, cost_usd FROM usage_records WHERE request_id = $1', [s.id]);
-    assert.equal(rows.length, 1);
+    await eventually(async () => assert.equal((await recorded()).length, 1));
+    const rows = await recorded();
     assert.equal(rows[0]!.modality, 'realtime');
     assert.equal(Number(rows[0]!.prompt_tokens), 12);
     assert.equal(Number(rows[0]!.completion_tokens), 34);
@@ -186,7 +188,7 @@ describe('realtime sessions', () => {
     const closed = await fetchSession(gw.url, key, session.id);
     assert.equal(closed.close_reason, 'upstream_closed');
     assert.deepEqual(closed.usage, { input_tokens: 12, output_tokens: 34, audio_seconds: expectedAudio });
-    assert.equal(metered().filter((w) => w.id === session.id).length, 1);
+    await eventually(async () => assert.equal(metered().filter((w) => w.id === session.id).length, 1));
   });
 
   test('an idle session is closed on both sides after its idle timeout, with its usage', async () => {
