@@ -47,7 +47,8 @@ const present = (value: unknown) =>
   && !(Array.isArray(value) && value.length === 0)
   && !(typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0);
 
-function refused(target: ProviderTarget, what: string, details: Record<string, unknown>): GatewayError {
+/** The compatible hosts' one refusal: 400 CAPABILITY_NOT_SUPPORTED naming the provider and what it lacks. */
+export function refused(target: ProviderTarget, what: string, details: Record<string, unknown>): GatewayError {
   return new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${target.slug} does not support ${what}`, { provider: target.slug, ...details });
 }
 

@@ -3,6 +3,7 @@
  * canonical fields a host has no equivalent of (400 CAPABILITY_NOT_SUPPORTED before any I/O, rather than an image
  * that silently ignores them), the size as width and height, and the reading of an answer's image list.
  */
+import { refused } from '../policy.ts';
 import type { ImageRequest, ProviderImage } from '../../../core/canonical/image.ts';
 import type { ImageTranslator, ProviderTarget, UpstreamRequest } from '../../../core/dispatch/provider.ts';
 import { GatewayError } from '../../../core/errors.ts';
@@ -17,7 +18,7 @@ export interface CompatibleImage {
 }
 
 export function imageRefused(target: ProviderTarget, what: string, parameters: string[]): GatewayError {
-  return new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${target.slug} does not support ${what}`, { provider: target.slug, parameters });
+  return refused(target, what, { parameters });
 }
 
 /** Qualities that ask for a model's default: no field to send, nothing to refuse. */

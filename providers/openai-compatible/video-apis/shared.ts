@@ -4,6 +4,7 @@
  * any I/O: a video made without the asked first frame, size or length is not the video asked for); the frames a
  * host makes, by ratio and resolution; and the reading of the fields a task answer carries.
  */
+import { refused } from '../policy.ts';
 import type { VideoRequest } from '../../../core/canonical/video.ts';
 import type { ProviderTarget, UpstreamRequest, VideoTranslator } from '../../../core/dispatch/provider.ts';
 import { GatewayError } from '../../../core/errors.ts';
@@ -16,7 +17,7 @@ export interface CompatibleVideo {
 }
 
 export function videoRefused(target: ProviderTarget, what: string, parameter: string): GatewayError {
-  return new GatewayError('CAPABILITY_NOT_SUPPORTED', `Provider ${target.slug} does not support ${what}`, { provider: target.slug, parameters: [parameter] });
+  return refused(target, what, { parameters: [parameter] });
 }
 
 /** Refuses the canonical fields the host (or `model` on it) has no equivalent of. */
