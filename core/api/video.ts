@@ -12,7 +12,7 @@ import { exchange } from '../dispatch/exchange.ts';
 import { passthroughTargets } from '../dispatch/passthrough.ts';
 import { isAbort, transportError } from '../dispatch/upstream-errors.ts';
 import type { ProviderTarget, UpstreamRequest } from '../dispatch/provider.ts';
-import type { UpstreamResponse } from '../dispatch/upstream.ts';
+import { discardBody, type UpstreamResponse } from '../dispatch/upstream.ts';
 import { GatewayError } from '../errors.ts';
 import type { LocalEndpoint, LocalEndpointDeps } from '../ingress/endpoint.ts';
 import { videoJobSchema } from '../ingress/schemas/video.ts';
@@ -50,8 +50,6 @@ function fetchHandler(deps: LocalEndpointDeps): GatewayMiddleware {
 const GENERIC_TYPE = /^(application\/(octet-stream|json)|binary\/octet-stream|text\/)/i;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 3;
-/** An answer not passed on: its body goes, and the abort that destroying reports is expected, not a crash. */
-const discard = (response: UpstreamResponse) => response.body.once('error', () => {}).destroy();
 
 /**
  * A provider's download link may redirect to its file host (Gemini's does). Followed at most MAX_REDIRECTS times;
@@ -63,7 +61,7 @@ async function followRedirects(deps: LocalEndpointDeps, target: ProviderTarget, 
   const origin = url.origin;
   for (let hops = 0; REDIRECTS.has(response.statusCode); hops++) {
     const location = response.headers.location;
-    discard(response);
+    discardBody(response);
     if (hops === MAX_REDIRECTS || typeof location !== 'string') {
       throw new GatewayError('UPSTREAM_ERROR', `${target.slug} redirected the video download ${hops === MAX_REDIRECTS ? 'too many times' : 'without a Location'}`, { provider: target.slug });
     }
@@ -76,7 +74,7 @@ async function followRedirects(deps: LocalEndpointDeps, target: ProviderTarget, 
       throw isAbort(err) ? err : transportError(target.slug, err, 'request');
     }
     if (response.statusCode >= 400) {
-      discard(response);
+      discardBody(response);
       throw new GatewayError('UPSTREAM_ERROR', `${target.slug}'s video host answered ${response.statusCode}`, { provider: target.slug, upstreamStatus: response.statusCode });
     }
   }

@@ -11,7 +11,7 @@ import type { GatewayContext } from '../pipeline/context.ts';
 import { badAnswer, exchange, markRouted, unsupported, type CallDeps } from './exchange.ts';
 import type { ProgressReport } from './image-progress.ts';
 import type { ImageTranslator, ProviderDefinition, ProviderTarget } from './provider.ts';
-import { readBody } from './upstream.ts';
+import { discardBody, readBody } from './upstream.ts';
 import { isAbort, transportError } from './upstream-errors.ts';
 
 const MAX_IMAGES_PER_CALL = 10;
@@ -45,8 +45,7 @@ async function downloaded(deps: CallDeps, target: ProviderTarget, url: string, s
     // The provider's own result URL (a CDN): no credential of the gateway's goes with it.
     const response = await deps.upstream.send(url, { method: 'GET', path: url, headers: {} }, signal);
     if (response.statusCode >= 400) {
-      // The abort that destroying the body reports is expected: nothing else reads it.
-      response.body.once('error', () => {}).destroy();
+      discardBody(response);
       throw badAnswer(target, `an image URL that answered ${response.statusCode}`);
     }
     bytes = await readBody(response, deps.upstream.maxBodyBytes);

@@ -146,3 +146,8 @@ export async function readBody(response: UpstreamResponse, maxBytes: number): Pr
   }
   return Buffer.concat(parts, size);
 }
+
+/** An answer not passed on: its body goes, and the abort that destroying it reports is expected, not a crash. */
+export function discardBody(response: UpstreamResponse): void {
+  response.body.once('error', () => {}).destroy();
+}
