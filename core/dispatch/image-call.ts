@@ -7,6 +7,7 @@
  */
 import type { CanonicalImageRequest, GeneratedImage, ImageAnswer, ImageRequest, ImageUsage, ProviderImage } from '../canonical/image.ts';
 import { tokenCount } from '../canonical/units.ts';
+import { GatewayError } from '../errors.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
 import { badAnswer, exchange, markRouted, unsupported, type CallDeps } from './exchange.ts';
 import type { ProgressReport } from './image-progress.ts';
@@ -50,7 +51,7 @@ async function downloaded(deps: CallDeps, target: ProviderTarget, url: string, s
     }
     bytes = await readBody(response, deps.upstream.maxBodyBytes);
   } catch (err) {
-    if (isAbort(err) || (err instanceof Error && err.name === 'GatewayError')) throw err;
+    if (isAbort(err) || err instanceof GatewayError) throw err;
     throw transportError(target.slug, err, 'request');
   }
   if (bytes.length === 0) throw badAnswer(target, 'an empty image');
