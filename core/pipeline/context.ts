@@ -55,6 +55,20 @@ export interface ResponseStage {
   holdBack?: number;
 }
 
+/** One guard finding: what was found, where, and what the guard did about it. */
+export interface GuardVerdict {
+  /** The guard that decided: `pii`, `injection`, `toxicity`, or a third-party detector's name. */
+  guard: string;
+  /** What it found: `email`, `payment_card`, `secret`, `injection`, `toxicity:insult`, ... */
+  type: string;
+  action: 'block' | 'redact' | 'log';
+  direction: 'input' | 'output';
+  /** How many matches of this type. */
+  count: number;
+  /** A scored detector's score (prompt injection), when it has one. */
+  score?: number;
+}
+
 export interface GatewayState {
   readonly requestId: string;
   readonly endpoint: EndpointDescription & { kind: 'dispatch' | 'local' };
@@ -95,6 +109,11 @@ export interface GatewayState {
    * cost nothing upstream. Usage records it at cost 0, budgets charge nothing. `similarity` is 1 for an exact hit.
    */
   servedFromCache?: { kind: 'exact' | 'semantic'; similarity: number };
+  /**
+   * What guard plugins found in this request and its answer, in the order found: the usage record and the audit
+   * log keep them. A guard appends; nothing else writes here.
+   */
+  guardVerdicts?: GuardVerdict[];
   /** Adds the calling plugin's stage to the response path (see ResponseStage for the order). */
   stage(stage: ResponseStage): void;
 }

@@ -12,7 +12,7 @@ export type {
   Clock, IdentityService, LogFn, PluginDatabase, PluginKv, PluginLogger, PluginQueryable, PluginServices, Row,
 } from '../pipeline/services.ts';
 export type {
-  GatewayContext, GatewayMiddleware, GatewayState, ResolvedTarget, ResponseStage, StreamOutcome, StreamStatus,
+  GatewayContext, GatewayMiddleware, GatewayState, GuardVerdict, ResolvedTarget, ResponseStage, StreamOutcome, StreamStatus,
 } from '../pipeline/context.ts';
 export type { Caller, Credential, EffectivePolicy, RateLimits } from '../pipeline/caller.ts';
 export { overriddenModel } from '../identity/policy.ts';
