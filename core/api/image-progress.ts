@@ -15,10 +15,9 @@ import { callerKey, type ImageProgressHub } from '../dispatch/image-progress.ts'
 import { isWebSocketUpgrade } from '../dispatch/passthrough-ws.ts';
 import { GatewayError } from '../errors.ts';
 import type { EndpointDefinition, LocalEndpointDeps } from '../ingress/endpoint.ts';
+import { SANE_REQUEST_ID } from '../validation.ts';
 import { upgradeOf } from './proxy-upgrade.ts';
 
-/** As X-Request-ID accepts them (core/server/request-context.ts). */
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Subscriptions one socket may hold: a client follows its own few requests, not a firehose. */
 export const MAX_SUBSCRIPTIONS = 64;
 /** Messages a client sends are tiny; anything bigger is a misuse. */
@@ -75,7 +74,7 @@ function parsed(text: string): { type: 'subscribe' | 'unsubscribe'; request_id: 
   }
   const m = value as { type?: unknown; request_id?: unknown } | null;
   if (!m || typeof m !== 'object' || (m.type !== 'subscribe' && m.type !== 'unsubscribe')) return null;
-  if (typeof m.request_id !== 'string' || !REQUEST_ID.test(m.request_id)) return null;
+  if (typeof m.request_id !== 'string' || !SANE_REQUEST_ID.test(m.request_id)) return null;
   return { type: m.type, request_id: m.request_id };
 }
 
@@ -91,8 +90,8 @@ export const imageProgressEndpoint: EndpointDefinition = {
     }
     const query = ctx.query.request_id;
     const first = typeof query === 'string' ? query : null;
-    if (first !== null && !REQUEST_ID.test(first)) {
-      throw new GatewayError('VALIDATION_ERROR', 'request_id must be a request id as X-Request-ID takes them', [{ path: 'query.request_id', message: `must match ${REQUEST_ID}` }]);
+    if (first !== null && !SANE_REQUEST_ID.test(first)) {
+      throw new GatewayError('VALIDATION_ERROR', 'request_id must be a request id as X-Request-ID takes them', [{ path: 'query.request_id', message: `must match ${SANE_REQUEST_ID}` }]);
     }
     const owner = callerKey(ctx.state.gw.caller);
     // The socket belongs to the WebSocket now: Koa writes nothing more.

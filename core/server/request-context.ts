@@ -7,8 +7,7 @@ import type { Middleware } from 'koa';
 import { GatewayError, renderError, toGatewayError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { GatewayState } from '../pipeline/context.ts';
-
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/;
+import { SANE_REQUEST_ID } from '../validation.ts';
 
 export interface Traffic {
   draining: boolean;

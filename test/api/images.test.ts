@@ -192,8 +192,8 @@ describe('image generation', () => {
     theirs.close();
   });
 
-  test('progress across calls, and subscribing by message', async () => {
-    const requestId = 'img-progress-2';
+  test('progress across calls, and subscribing by message to any id X-Request-ID takes', async () => {
+    const requestId = 'img/progress+2=@team';
     const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}/image-progress`, { headers: { authorization: `Bearer ${key}` } });
     const received: Array<Record<string, unknown>> = [];
     ws.on('message', (data) => received.push(JSON.parse(data.toString())));
