@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { ApiKeyService } from '../../core/identity/api-keys.ts';
-import { FULL_ADMIN } from '../../core/identity/audit.ts';
+import { FULL_ADMIN } from '../../core/identity/admin-audit.ts';
 import { openDatabase, type Database } from '../../core/store/database.ts';
 import { MemoryKv } from '../../core/store/memory-kv.ts';
 import { migrate, type MigrationResult } from '../../core/store/migrate.ts';
