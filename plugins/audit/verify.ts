@@ -99,8 +99,10 @@ export async function verifyChain(db: PluginQueryable, key: string | undefined):
       if (seq > head.seq) head = await readHead(db);
       if (seq > head.seq) return fail('inserted', `record ${seq} does not belong to the chain: it is past the chain's head (seq ${head.seq})`);
       if (seq > expectedSeq) {
+        // The missing record's request id went with it: the message names the record after the gap.
         const missing = seq - 1 === expectedSeq ? `record ${expectedSeq} is` : `records ${expectedSeq} to ${seq - 1} are`;
-        return fail('deleted', `${missing} missing: the chain goes on at seq ${seq}`);
+        const nextId = requestIdOf(row);
+        return { ok: false, kind: 'deleted', seq: expectedSeq, requestId: null, message: `${missing} missing: the chain goes on at seq ${seq}${nextId ? ` (request id ${nextId})` : ''}` };
       }
       if (chainHash(row.prev_hash, row.content) !== row.hash) {
         const next = rows[i + 1];
