@@ -90,7 +90,7 @@ async function page(db: PluginQueryable, filter: { where: string[]; params: unkn
   const params = [...filter.params, after, limit];
   const where = [...filter.where, `seq > $${params.length - 1}`];
   return db.query<Row>(
-    `SELECT seq::text AS seq, content, prev_hash, hash FROM audit_records WHERE ${where.join(' AND ')} ORDER BY seq LIMIT $${params.length}`,
+    `SELECT seq::text AS seq, content, prev_hash, hash FROM audit_records WHERE ${where.join(' AND ')} ORDER BY audit_records.seq LIMIT $${params.length}`,
     params,
   );
 }

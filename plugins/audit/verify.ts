@@ -63,7 +63,7 @@ function columnsAgree(row: Row): boolean {
 
 export async function verifyChain(db: PluginQueryable, key: string | undefined): Promise<VerifyResult> {
   const checkpoints = (await db.query<{ seq: string; hash: string; pruned: string; signature: string }>(
-    'SELECT seq::text AS seq, hash, pruned::text AS pruned, signature FROM audit_checkpoints ORDER BY seq, id',
+    'SELECT seq::text AS seq, hash, pruned::text AS pruned, signature FROM audit_checkpoints ORDER BY audit_checkpoints.seq, id',
   )).map((c): Checkpoint => ({ seq: Number(c.seq), hash: c.hash, pruned: Number(c.pruned), signature: c.signature }));
   for (const checkpoint of checkpoints) {
     if (key === undefined) {
@@ -82,7 +82,7 @@ export async function verifyChain(db: PluginQueryable, key: string | undefined):
 
   let head = await readHead(db);
   for (;;) {
-    const rows = await db.query<Row>(`${SELECT} WHERE seq >= $1 ORDER BY seq LIMIT ${PAGE + 1}`, [expectedSeq]);
+    const rows = await db.query<Row>(`${SELECT} WHERE seq >= $1 ORDER BY audit_records.seq LIMIT ${PAGE + 1}`, [expectedSeq]);
     if (rows.length === 0) {
       // Writers go on while we verify: a head that moved past the last record read may have new records.
       head = await readHead(db);
@@ -111,7 +111,7 @@ export async function verifyChain(db: PluginQueryable, key: string | undefined):
       }
       if (!columnsAgree(row)) return fail('edited', `record ${seq} was edited: its columns do not match its hashed content`);
       if (row.prev_hash !== expectedPrev) {
-        const [linked] = await db.query<{ seq: string }>('SELECT seq::text AS seq FROM audit_records WHERE hash = $1 ORDER BY seq LIMIT 1', [row.prev_hash]);
+        const [linked] = await db.query<{ seq: string }>('SELECT seq::text AS seq FROM audit_records WHERE hash = $1 ORDER BY audit_records.seq LIMIT 1', [row.prev_hash]);
         if (linked && Number(linked.seq) > seq) return fail('reordered', `record ${seq} is out of order: it follows record ${linked.seq}, which comes after it`);
         if (linked && previous && Number(linked.seq) < Number(previous.seq)) {
           return fail('inserted', `record ${previous.seq} does not belong to the chain: record ${seq} links past it to record ${linked.seq}`, previous);

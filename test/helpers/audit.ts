@@ -31,7 +31,7 @@ ${extra}`;
 export async function auditRows(gw: TestGateway): Promise<AuditRow[]> {
   await auditRecorderFor(gw.gateway)!.flush();
   const rows = await gw.gateway.services.db.query<{ seq: string; kind: string; request_id: string | null; content: string; prev_hash: string; hash: string }>(
-    'SELECT seq::text AS seq, kind, request_id, content, prev_hash, hash FROM audit_records ORDER BY seq',
+    'SELECT seq::text AS seq, kind, request_id, content, prev_hash, hash FROM audit_records ORDER BY audit_records.seq',
   );
   return rows.map((r) => ({ seq: Number(r.seq), kind: r.kind, request_id: r.request_id, record: JSON.parse(r.content), prev_hash: r.prev_hash, hash: r.hash }));
 }

@@ -66,7 +66,7 @@ const INSERT = `INSERT INTO audit_records (seq, id, kind, occurred_at, request_i
 /** A self-consistent record (its hash computed as the gateway would) linked after `prevHash`. */
 function forged(prevHash: string, like: AuditRow): unknown[] {
   const id = randomUUID();
-  const record = { ...like.record, id, requestId: 'forged', apiKeyId: null };
+  const record: Record<string, unknown> = { ...like.record, id, requestId: 'forged', apiKeyId: null };
   const content = JSON.stringify(Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : 1))));
   return [id, record.time, 'forged', content, prevHash, chainHash(prevHash, content)];
 }
