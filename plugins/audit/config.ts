@@ -35,7 +35,7 @@ export const configSchema: JsonSchema = {
       description: 'Which bodies the record keeps: none (default), the request, the response (a stream\'s text), or both; redacted of credential-looking strings and cut at maxBodyBytes.',
     },
     maxBodyBytes: { type: 'integer', minimum: 256, maximum: 1048576, default: 16384, description: 'Largest body kept in a record, in bytes of UTF-8; longer ones are cut and marked truncated.' },
-    flushIntervalMs: { type: 'integer', minimum: 1, maximum: 60000, default: 1000, description: 'Write the queued records at least this often (ms). Same in every entry.' },
+    flushIntervalMs: { type: 'integer', minimum: 1, maximum: 86400000, default: 1000, description: 'Write the queued records at least this often (ms). Same in every entry.' },
     batchSize: { type: 'integer', minimum: 1, maximum: 10000, default: 500, description: 'Records per chained write; a write starts as soon as this many are queued. Same in every entry.' },
     maxPending: {
       type: 'integer', minimum: 1, maximum: 10000000, default: 100000,
