@@ -22,7 +22,7 @@ describe('audit records', () => {
 
   before(async () => {
     fake = await startFakeOpenAI();
-    gw = await startTestGateway(auditConfig(fake.baseUrl, '- audit:\n    bodies: both\n    maxBodyBytes: 2048'));
+    gw = await startTestGateway(auditConfig(fake.baseUrl, '- audit:\n    bodies: both\n    maxBodyBytes: 2048', '  - name: passthrough\n    routes: [/proxy]\n    plugins: [audit, auth]\n'));
     const created = await postJson(`${gw.url}/admin/v1/keys`, { name: 'audited' }, admin);
     assert.equal(created.status, 201);
     key = created.body.key;
@@ -100,6 +100,15 @@ describe('audit records', () => {
     assert.equal(rec.route, '/v1/models');
     assert.equal(rec.method, 'GET');
     assert.equal(rec.status, 200);
+  });
+
+  test('the passthrough is recorded under its route', async () => {
+    const id = randomUUID();
+    const r = await fetch(`${gw.url}/proxy/openai/v1/models`, { headers: { authorization: `Bearer ${key}`, 'x-request-id': id } });
+    await r.arrayBuffer();
+    const rec = (await auditRecordOf(gw, id))!.record;
+    assert.equal(rec.route, '/proxy');
+    assert.equal(rec.status, r.status, JSON.stringify(rec));
   });
 
   test('admin writes are recorded, refused ones too, without bodies', async () => {
