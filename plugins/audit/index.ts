@@ -7,6 +7,7 @@
  * `aigw audit verify` (command.ts) names the first edited, deleted, inserted or reordered record. Requires
  * nothing: listed before auth it records refused requests too.
  */
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { ModelConfig } from '../../core/config/types.ts';
 import { definePlugin } from '../../core/pipeline/plugin.ts';
@@ -20,7 +21,6 @@ import { checkEntries, configSchema, firstEntry, PLUGIN_NAME, type AuditConfig }
 import { RequestAudit } from './record.ts';
 import { startPruning } from './retention.ts';
 import { replaySpool, spoolFolder, spoolRecords } from './spool.ts';
-import { randomUUID } from 'node:crypto';
 
 /** How long a stream's record waits, after its response closed, for the stream's ending to come back. */
 const STREAM_ENDING_GRACE_MS = 2000;
