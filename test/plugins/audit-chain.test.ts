@@ -17,6 +17,7 @@ import { pruneRecords } from '../../plugins/audit/retention.ts';
 import { verifyChain } from '../../plugins/audit/verify.ts';
 import { sleep, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
 import { auditConfig } from '../helpers/audit.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { ADMIN_TOKEN, postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 
@@ -108,11 +109,13 @@ describe('the audit chain on Postgres', { skip: DATABASE_URL ? false : 'TEST_DAT
         await chat(gw, key, id); // answered or refused (a store outage): recorded either way
       }
       assert.ok(recorder.failedWrites >= 3, `writes failed during the outage (${recorder.failedWrites})`);
-      assert.ok(recorder.pending >= 50, `records wait in memory (${recorder.pending})`);
+      assert.ok(recorder.pending >= 40, `records wait in memory (${recorder.pending})`);
       proxy.restore();
-      const until = Date.now() + 20_000;
-      while (recorder.pending > 0 && Date.now() < until) await sleep(50);
-      await recorder.flush();
+      // The pool reconnects after the outage: a flush may still fail once or twice.
+      await eventually(async () => {
+        await recorder.flush();
+        assert.equal(recorder.pending, 0);
+      }, 30_000);
       const [missing] = await direct.query<{ n: number }>('SELECT count(*)::int AS n FROM unnest($1::text[]) AS s(id) WHERE NOT EXISTS (SELECT 1 FROM audit_records WHERE request_id = s.id)', [[...ids, ...during]]);
       assert.equal(missing!.n, 0, 'every request has its record');
       const stats = await count(direct);
