@@ -5,6 +5,7 @@ import { AdminCallError } from './cli/admin-client.ts';
 import { ADMIN_GROUPS, ADMIN_USAGE, adminCommand, UsageError } from './cli/admin-commands.ts';
 import { ConfigError } from './config/document.ts';
 import { builtIns } from './cli/builtins.ts';
+import type { AnyPluginDefinition } from './pipeline/plugin.ts';
 import { loadConfig } from './boot/load.ts';
 import { renderProviderTable, withProviderTable } from './dispatch/provider-table.ts';
 import { createGateway } from './gateway.ts';
@@ -20,7 +21,8 @@ commands:
   migrate [--config FILE]          apply database migrations and exit
   providers [--config FILE] [--write FILE]
                                    print the registered providers as a markdown table, or rewrite it in FILE
-${ADMIN_USAGE}`;
+${ADMIN_USAGE}${(builtIns.plugins as readonly AnyPluginDefinition[]).flatMap((plugin) => plugin.commands ?? []).map((command) => `\n${command.usage}`).join('')}
+`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -34,7 +36,7 @@ async function main(argv: string[]): Promise<number> {
       return command === undefined ? 1 : 0;
     default:
       if (ADMIN_GROUPS.includes(command)) return adminCommand(command, rest);
-      throw new UsageError(`unknown command "${command}"`);
+      return pluginCommand(command, rest);
   }
 }
 
@@ -94,6 +96,38 @@ async function providersCommand(args: string[]): Promise<number> {
   await writeFile(values.write, withProviderTable(await readFile(values.write, 'utf8').catch(() => ''), table));
   process.stdout.write(`${values.write}: ${loaded.providers.list().length} providers\n`);
   return 0;
+}
+
+/** `aigw <name>` of a registered plugin's commands (built-in, or named under `plugins` in the config). */
+async function pluginCommand(name: string, args: string[]): Promise<number> {
+  const { file, rest } = takeConfigOption(args);
+  const loaded = await loadConfig({ file, builtIns });
+  const command = loaded.plugins.list().flatMap((plugin) => plugin.commands ?? []).find((c) => c.name === name);
+  if (!command) throw new UsageError(`unknown command "${name}"`);
+  const stores = await openStores(loaded.config, { migrate: true, pluginMigrations: loaded.plugins.migrationSources() });
+  try {
+    return await command.run(rest, {
+      config: loaded.config,
+      db: stores.db,
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    });
+  } finally {
+    await stores.close();
+  }
+}
+
+/** `--config FILE`, `-c FILE` or `--config=FILE` anywhere in the arguments; the others are the command's. */
+function takeConfigOption(args: readonly string[]): { file: string | undefined; rest: string[] } {
+  const rest: string[] = [];
+  let file: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--config' || arg === '-c') file = args[++i];
+    else if (arg.startsWith('--config=')) file = arg.slice('--config='.length);
+    else rest.push(arg);
+  }
+  return { file, rest };
 }
 
 async function migrateCommand(args: string[]): Promise<number> {

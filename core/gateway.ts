@@ -35,7 +35,7 @@ import type { LocalEndpointDeps } from './ingress/endpoint.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { Clock, PluginServices } from './pipeline/plugin.ts';
-import { pluginAdminRoutes, pluginEndpoints } from './pipeline/plugin-routes.ts';
+import { pluginAdminRoutes, pluginAdminWriteListener, pluginEndpoints } from './pipeline/plugin-routes.ts';
 import { clientIpResolver, initPlugins, pipelineForRoute, routeEntry, setupPipelines } from './server/pipelines.ts';
 import { ConnectionLimiter } from './server/connections.ts';
 import { meteredWorkReporter, type MeterWork } from './server/metered.ts';
@@ -235,6 +235,8 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     adminRouter({
       ...identity,
       extraRoutes: extraAdminRoutes,
+      onWrite: pluginAdminWriteListener(loaded.plugins.list(), pluginServices, shared),
+      clientIp: clientIpResolver(config.server),
       credentials: {
         adminToken: config.auth.adminToken,
         controlToken: lock?.controlToken,

@@ -1,4 +1,5 @@
 /** The built-in plugins, one line each. Third-party plugins are named in pipelines.yaml under `plugins`. */
+import audit from './audit/index.ts';
 import auth from './auth/index.ts';
 import budget from './budget/index.ts';
 import ipAllow from './ip-allow/index.ts';
@@ -7,7 +8,7 @@ import ratelimit from './ratelimit/index.ts';
 import semanticCache from './semantic-cache/index.ts';
 import usage from './usage/index.ts';
 
-export const builtInPlugins = [auth, ipAllow, ratelimit, rag, usage, budget, semanticCache];
+export const builtInPlugins = [auth, ipAllow, ratelimit, rag, usage, budget, semanticCache, audit];
 
 /**
  * The implicit `default` pipeline of a file that declares none: every built-in that works unconfigured, in the

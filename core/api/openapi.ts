@@ -111,13 +111,17 @@ function adminOperation(route: AdminRouteDescription) {
     ] : []),
   ];
   const schema = route.list ? listSchema(route.responseSchema) : route.responseSchema;
+  // A streamed answer is one JSON value per line, each of the response schema.
+  const content = route.stream === 'ndjson'
+    ? { 'application/x-ndjson': { schema: route.responseSchema ?? { type: 'object' } } }
+    : schema ? jsonContent(schema) : undefined;
   return {
     summary: route.summary,
     security: [{ adminToken: [] }, { bearerAuth: [] }],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.requestSchema ? { requestBody: { required: true, content: jsonContent(route.requestSchema) } } : {}),
     responses: {
-      [String(route.status)]: { description: 'Success.', ...(schema ? { content: jsonContent(schema) } : {}) },
+      [String(route.status)]: { description: 'Success.', ...(content ? { content } : {}) },
       '400': errorResponse('Validation failed.'),
       '401': errorResponse('Missing or wrong admin token, or an invalid JWT.'),
       '403': errorResponse('A JWT without role admin, or a tenant outside the admin JWT\'s own.'),

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { LoadedConfig } from '../boot/load.ts';
 import { ADMIN_PREFIX, adminRouter } from '../api/admin/index.ts';
-import { pluginAdminRoutes } from '../pipeline/plugin-routes.ts';
+import { pluginAdminRoutes, pluginAdminWriteListener } from '../pipeline/plugin-routes.ts';
 import { initPlugins } from '../server/pipelines.ts';
 import type { PluginServices } from '../pipeline/services.ts';
 import { createIdentity } from '../identity/services.ts';
@@ -60,12 +60,14 @@ export async function withAdminApi<T>(loaded: LoadedConfig, work: (admin: AdminC
       onClose: (hook) => closeHooks.push(hook),
     };
     const plugins = loaded.plugins.list();
-    const extraRoutes = pluginAdminRoutes(plugins, services, await initPlugins(config, loaded.plugins, services));
+    const shared = await initPlugins(config, loaded.plugins, services);
+    const extraRoutes = pluginAdminRoutes(plugins, services, shared);
+    const onWrite = pluginAdminWriteListener(plugins, services, shared);
     const controlToken = randomBytes(32).toString('base64url');
     const app = new Koa();
     app.silent = true;
     app.use(requestContext(silentLogger(), createTraffic(), false));
-    const router = adminRouter({ ...identity, extraRoutes, credentials: { controlToken } });
+    const router = adminRouter({ ...identity, extraRoutes, onWrite, credentials: { controlToken } });
     app.use(router.routes()).use(router.allowedMethods({ throw: true }));
     server.on('request', app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -11,7 +11,7 @@ import { compileRequestSchema, refuseUnstorableText } from '../validation.ts';
 import { createApiKeySchema } from './schemas.ts';
 import { listPage, type Page, type PageRequest } from '../store/pagination.ts';
 import { GatewayError } from '../errors.ts';
-import { recordAdminWrite, type AdminScope } from './audit.ts';
+import { recordAdminWrite, type AdminScope } from './admin-audit.ts';
 import { outOfScope, requireMembership, tenantInScope, visible } from './directory.ts';
 import type { LastUsedRecorder } from './last-used.ts';
 import type { RateLimits } from './policy.ts';

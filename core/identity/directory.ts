@@ -11,7 +11,7 @@ import type { Logger } from '../logger.ts';
 import type { KV } from '../store/kv.ts';
 import { IdentityCache } from './cache.ts';
 import { compileRequestSchema } from '../validation.ts';
-import { recordAdminWrite, type AdminScope } from './audit.ts';
+import { recordAdminWrite, type AdminScope } from './admin-audit.ts';
 import { effectivePolicy, policySchema, type EffectivePolicy, type Policy } from './policy.ts';
 import { createDepartmentSchema, createOrganizationSchema, createTenantSchema } from './schemas.ts';
 

@@ -10,7 +10,7 @@ import type { Logger } from '../logger.ts';
 import type { KV } from '../store/kv.ts';
 import { IdentityCache } from './cache.ts';
 import { compileRequestSchema } from '../validation.ts';
-import { recordAdminWrite, type AdminScope } from './audit.ts';
+import { recordAdminWrite, type AdminScope } from './admin-audit.ts';
 import { jwtRevocationSchema } from './schemas.ts';
 
 export interface JwtIdentity {

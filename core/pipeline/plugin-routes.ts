@@ -4,7 +4,7 @@
  */
 import { compileRequestSchema } from '../validation.ts';
 import type { AnyPluginDefinition } from './plugin.ts';
-import type { AdminRequest, AdminRouteDescription, EndpointDescription } from './routes.ts';
+import type { AdminRequest, AdminRouteDescription, AdminWriteEvent, EndpointDescription } from './routes.ts';
 import type { GatewayMiddleware } from './context.ts';
 import type { PluginServices } from './services.ts';
 
@@ -16,6 +16,9 @@ export interface BoundEndpoint extends EndpointDescription {
 export interface BoundAdminRoute extends AdminRouteDescription {
   handle(request: AdminRequest): Promise<unknown>;
 }
+
+/** Every plugin's onAdminWrite, bound: the admin router calls it for each write it answered, never awaiting it. */
+export type AdminWriteListener = (event: AdminWriteEvent) => void;
 
 export function pluginEndpoints(plugins: readonly AnyPluginDefinition[], services: PluginServices, shared: ReadonlyMap<string, unknown>): BoundEndpoint[] {
   return plugins.flatMap((plugin) => (plugin.endpoints ?? []).map(({ handler, ...description }): BoundEndpoint => ({
@@ -34,4 +37,19 @@ export function pluginAdminRoutes(plugins: readonly AnyPluginDefinition[], servi
       handle: (request) => handle(validate ? { ...request, body: async () => validate(await request.body()) } : request, services, shared.get(plugin.name)),
     };
   }));
+}
+
+/** The plugins' onAdminWrite hooks as one listener; a hook that throws or rejects is logged, never answered. */
+export function pluginAdminWriteListener(plugins: readonly AnyPluginDefinition[], services: PluginServices, shared: ReadonlyMap<string, unknown>): AdminWriteListener {
+  const hooks = plugins.filter((plugin) => plugin.onAdminWrite).map((plugin) => ({ name: plugin.name, hook: plugin.onAdminWrite! }));
+  return (event) => {
+    for (const { name, hook } of hooks) {
+      const failed = (err: unknown) => services.logger.error({ err, plugin: name, requestId: event.requestId }, 'a plugin\'s onAdminWrite failed');
+      try {
+        void Promise.resolve(hook(event, services, shared.get(name))).catch(failed);
+      } catch (err) {
+        failed(err);
+      }
+    }
+  };
 }

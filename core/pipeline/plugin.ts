@@ -11,8 +11,8 @@ import type { JsonSchema } from '../json-schema.ts';
 import { errorCodeProblem } from '../errors.ts';
 import type { GatewayMiddleware } from './context.ts';
 import type { MeteredWork } from './metered.ts';
-import type { PluginAdminRoute, PluginEndpoint } from './routes.ts';
-import type { PluginServices } from './services.ts';
+import type { AdminWriteEvent, PluginAdminRoute, PluginEndpoint } from './routes.ts';
+import type { PluginDatabase, PluginServices } from './services.ts';
 
 export type { Clock, PluginServices } from './services.ts';
 
@@ -85,6 +85,32 @@ export interface PluginDefinition<Config = Record<string, unknown>, Shared = und
    * instances. A throw makes the reporter try again later; the other plugins' hooks run all the same.
    */
   onMeteredWork?(work: MeteredWork, services: PluginServices, shared: Shared): Promise<void>;
+  /**
+   * Every write the admin API answered (a non-GET route: success, refusal or failure), after the answer is
+   * decided, whether or not the plugin is in a pipeline. Called without being awaited: keep it cheap (queue
+   * the event); a rejection is logged. The event never holds a request or response body.
+   */
+  onAdminWrite?(event: AdminWriteEvent, services: PluginServices, shared: Shared): void | Promise<void>;
+  /** Subcommands of the `aigw` CLI (`aigw <name> ...`), run over the stores the config names. */
+  commands?: readonly PluginCommand[];
+}
+
+/** What a plugin's CLI command gets: the validated config and the database, opened (and migrated) for it. */
+export interface PluginCommandContext {
+  readonly config: Readonly<GatewayConfig>;
+  readonly db: PluginDatabase;
+  /** Writes to standard output and standard error. */
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export interface PluginCommand {
+  /** `aigw <name>`: lower-case, and not one of the core's commands. */
+  name: string;
+  /** One or more lines for `aigw --help`, each `<name> <arguments>  <what it does>`. */
+  usage: string;
+  /** Runs with the arguments after the name (`--config FILE` taken out); resolves with the exit code. */
+  run(args: readonly string[], context: PluginCommandContext): Promise<number>;
 }
 
 /** A definition of any config and shared state, as registries hold them. */
@@ -117,7 +143,7 @@ export function pluginProblems(value: unknown): string[] {
   if (typeof d.description !== 'string' || d.description.length === 0) problems.push(`${label}: description is required`);
   if (!d.configSchema || typeof d.configSchema !== 'object' || d.configSchema.type !== 'object') problems.push(`${label}: configSchema must be a JSON schema of type object`);
   if (typeof d.setup !== 'function') problems.push(`${label}: setup must be a function`);
-  for (const fn of ['checkEntries', 'init', 'onMeteredWork'] as const) {
+  for (const fn of ['checkEntries', 'init', 'onMeteredWork', 'onAdminWrite'] as const) {
     if (d[fn] !== undefined && typeof d[fn] !== 'function') problems.push(`${label}: ${fn} must be a function`);
   }
   for (const list of ['requires', 'provides'] as const) {
@@ -135,6 +161,10 @@ export function pluginProblems(value: unknown): string[] {
     if (spec?.envelope !== undefined && spec.envelope !== 'endpoint' && spec.envelope !== 'canonical') problems.push(`${label}: error code ${code}: envelope must be "endpoint" or "canonical"`);
   }
   problems.push(...routeProblems(label, d));
+  for (const command of d.commands ?? []) {
+    if (typeof command?.name !== 'string' || !NAME.test(command.name)) problems.push(`${label}: a command's name must match ${NAME}`);
+    else if (typeof command.run !== 'function' || typeof command.usage !== 'string') problems.push(`${label}: command ${command.name} needs usage and a run function`);
+  }
   return problems;
 }
 

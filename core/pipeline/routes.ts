@@ -66,6 +66,35 @@ export interface AdminRouteDescription {
   /** Query parameters besides limit and cursor, with what they mean. */
   filters?: Record<string, string>;
   list?: boolean;
+  /**
+   * `ndjson`: the answer is streamed as newline-delimited JSON (application/x-ndjson), one line per item of the
+   * async iterable `handle` returns, so that an export of any size is never held in memory whole.
+   */
+  stream?: 'ndjson';
+}
+
+/**
+ * One write (any method but GET) the admin API was asked for, once it is answered: what plugins' onAdminWrite
+ * gets. Never a body, of the request or of the answer (a created key's secret is in the answer).
+ */
+export interface AdminWriteEvent {
+  /** When the answer was decided, ms since the epoch. */
+  time: number;
+  requestId: string;
+  /** Who asked (`admin-token`, `cli`, `jwt:<subject>`), or null when the credentials were refused. */
+  actor: string | null;
+  /** The tenant the admin is limited to; null for every tenant (or refused credentials). */
+  tenantId: string | null;
+  method: string;
+  /** The path asked for (/admin/v1/...). */
+  path: string;
+  /** The matched route's pattern (`/admin/v1/keys/:id/revoke`). */
+  route: string;
+  params: Record<string, string>;
+  status: number;
+  /** The error code of a refused or failed write; null on success. */
+  errorCode: string | null;
+  clientIp: string;
 }
 
 /** A plugin's admin route: under /admin/v1, behind the admin token or an admin JWT like the core's. */

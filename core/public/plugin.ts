@@ -4,7 +4,7 @@
  * See docs/writing-a-plugin.md.
  */
 export { definePlugin, PLUGIN_API_VERSION } from '../pipeline/plugin.ts';
-export type { EntryCheckContext, PluginDefinition, PluginErrorCode } from '../pipeline/plugin.ts';
+export type { EntryCheckContext, PluginCommand, PluginCommandContext, PluginDefinition, PluginErrorCode } from '../pipeline/plugin.ts';
 export type { MeteredWork } from '../pipeline/metered.ts';
 export type { EmbedCaller, Embedded, EmbeddingService, EmbedRequest } from '../pipeline/embed.ts';
 export type { RetrievalQuery, RetrievalService, RetrievedChunk } from '../pipeline/retrieval.ts';
@@ -18,7 +18,7 @@ export type { Caller, Credential, EffectivePolicy, RateLimits } from '../pipelin
 export { overriddenModel } from '../identity/policy.ts';
 export { MAX_EMBED_INPUTS, type EmbedPurpose } from '../pipeline/embed.ts';
 export type {
-  AdminRequest, AdminRouteDescription, AdminScope, EndpointDescription, PluginAdminRoute, PluginEndpoint,
+  AdminRequest, AdminRouteDescription, AdminScope, AdminWriteEvent, EndpointDescription, PluginAdminRoute, PluginEndpoint,
 } from '../pipeline/routes.ts';
 export { createSlot, type Slot } from '../pipeline/slot.ts';
 export { defineKvOperation, type KvOperation, type MemoryKvAccess, type MemoryState } from '../store/kv-operation.ts';

@@ -28,6 +28,13 @@ export interface RecorderOptions<T> extends RecorderSettings {
   retryMaxMs?: number;
   /** Math.random by default. */
   random?: () => number;
+  /** What the records are, in log lines: `writing <label> records failed`. */
+  label: string;
+  /**
+   * Takes the records close() could not write (a file to replay at the next start, say). When it is absent or
+   * throws, they are logged in full instead.
+   */
+  onUnwritten?(records: T[]): Promise<void>;
 }
 
 interface Waiter {
@@ -57,8 +64,10 @@ export class BufferedRecorder<T> {
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
   private readonly random: () => number;
+  private readonly label: string;
 
   constructor(private readonly options: RecorderOptions<T>) {
+    this.label = options.label;
     this.retryBaseMs = options.retryBaseMs ?? 100;
     this.retryMaxMs = options.retryMaxMs ?? 30_000;
     this.random = options.random ?? Math.random;
@@ -111,7 +120,7 @@ export class BufferedRecorder<T> {
     if (this.reserved > 0) this.reserved--;
     if (this.finished) {
       // After close() has given up: the log is the last place this record can go.
-      this.options.logger.error({ records: [item] }, 'a usage record was made after shutdown: it is in this log line');
+      this.options.logger.error({ records: [item] }, `a ${this.label} record was made after shutdown: it is in this log line`);
       return;
     }
     this.queue.push(item);
@@ -158,16 +167,24 @@ export class BufferedRecorder<T> {
     this.finished = true;
     for (const waiter of this.waiters.splice(0)) {
       waiter.signal?.removeEventListener('abort', waiter.onAbort);
-      waiter.reject(new Error('the usage recorder has shut down'));
+      waiter.reject(new Error(`the ${this.label} recorder has shut down`));
     }
     if (this.queue.length > 0 || this.reserved > 0) {
       const lost = this.queue.splice(0);
+      if (this.options.onUnwritten && lost.length > 0) {
+        try {
+          await this.options.onUnwritten(lost);
+          return;
+        } catch (err) {
+          this.options.logger.error({ err }, `${this.label}: the unwritten records could not be kept aside: they follow in the log`);
+        }
+      }
       this.options.logger.error(
         { unwritten: lost.length, stillInFlight: this.reserved },
-        `usage: ${lost.length} records could not be written before shutdown; each follows in an error log line`,
+        `${this.label}: ${lost.length} records could not be written before shutdown; each follows in an error log line`,
       );
       for (let i = 0; i < lost.length; i += RECORDS_PER_LOG_LINE) {
-        this.options.logger.error({ records: lost.slice(i, i + RECORDS_PER_LOG_LINE) }, 'unwritten usage records');
+        this.options.logger.error({ records: lost.slice(i, i + RECORDS_PER_LOG_LINE) }, `unwritten ${this.label} records`);
       }
     }
   }
@@ -178,7 +195,7 @@ export class BufferedRecorder<T> {
       this.saturated = { since: Date.now(), waited: 0 };
       this.options.logger.error(
         { maxPending: this.options.maxPending, pending: this.queue.length, inFlight: this.reserved, failedWrites: this.failures },
-        `usage queue full: ${this.options.maxPending} records wait to be written; new requests wait for room (back-pressure) until the database accepts writes`,
+        `${this.label} queue full: ${this.options.maxPending} records wait to be written; new requests wait for room (back-pressure) until the database accepts writes`,
       );
     }
     this.saturated.waited++;
@@ -212,7 +229,7 @@ export class BufferedRecorder<T> {
     if (!this.saturated || this.waiters.length > 0) return;
     this.options.logger.warn(
       { waited: this.saturated.waited, ms: Date.now() - this.saturated.since },
-      'usage queue has room again: requests are admitted without waiting',
+      `${this.label} queue has room again: requests are admitted without waiting`,
     );
     this.saturated = undefined;
   }
@@ -248,7 +265,7 @@ export class BufferedRecorder<T> {
         const retryInMs = this.backoff();
         this.options.logger.warn(
           { err, pending: this.queue.length, batch: batch.length, attempt: this.failures, retryInMs },
-          'writing usage records failed: the batch is kept and retried',
+          `writing ${this.label} records failed: the batch is kept and retried`,
         );
         if (!this.finished && !this.closing) {
           this.clearRetry();
@@ -263,7 +280,7 @@ export class BufferedRecorder<T> {
       }
       this.queue.splice(0, batch.length);
       if (this.failures > 0) {
-        this.options.logger.info({ failedAttempts: this.failures, pending: this.queue.length }, 'usage records are written again');
+        this.options.logger.info({ failedAttempts: this.failures, pending: this.queue.length }, `${this.label} records are written again`);
         this.failures = 0;
       }
       this.admitWaiters();

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { listPage, type Page, type PageRequest } from '../../core/store/pagination.ts';
 import { GatewayError, validationError } from '../../core/errors.ts';
-import { recordAdminWrite, type AdminScope } from '../../core/identity/audit.ts';
+import { recordAdminWrite, type AdminScope } from '../../core/identity/admin-audit.ts';
 import { IdentityCache } from '../../core/identity/cache.ts';
 import { requireMembership, tenantInScope, visible } from '../../core/identity/directory.ts';
 import type { Caller } from '../../core/pipeline/context.ts';

@@ -77,6 +77,7 @@ function sharedRecorder(config: UsagePluginConfig, services: PluginServices, sha
   }
   const recorder = new BufferedRecorder<UsageRecord>({
     ...config,
+    label: 'usage',
     write: (batch) => insertUsageRecords(services.db, batch),
     logger: services.logger,
   }).start();

@@ -9,7 +9,7 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { FULL_ADMIN } from '../../core/identity/audit.ts';
+import { FULL_ADMIN } from '../../core/identity/admin-audit.ts';
 import { ConnectionLimiter } from '../../core/server/connections.ts';
 import { chunk, sleep, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
 import { chatConfig, startTestGateway, type TestGateway } from '../helpers/gateway.ts';

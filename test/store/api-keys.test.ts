@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { GatewayError } from '../../core/errors.ts';
 import { ApiKeyService, hashKey, KEY_PREFIX } from '../../core/identity/api-keys.ts';
-import { FULL_ADMIN } from '../../core/identity/audit.ts';
+import { FULL_ADMIN } from '../../core/identity/admin-audit.ts';
 import { openDatabase, type Database } from '../../core/store/database.ts';
 import { openKv, type KV } from '../../core/store/kv.ts';
 import { migrate } from '../../core/store/migrate.ts';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { ApiKeyService } from '../../core/identity/api-keys.ts';
-import { FULL_ADMIN } from '../../core/identity/audit.ts';
+import { FULL_ADMIN } from '../../core/identity/admin-audit.ts';
 import { openDatabase, type Database } from '../../core/store/database.ts';
 import { MemoryKv } from '../../core/store/memory-kv.ts';
 import { migrate, type MigrationResult } from '../../core/store/migrate.ts';
@@ -19,9 +19,9 @@ import { freshDataDir } from '../helpers/data-dir.ts';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
 const NO_POSTGRES = DATABASE_URL ? false : 'TEST_DATABASE_URL not set';
-const MIGRATIONS = ['0001_foundation', '0002_identity', '0003_jobs', '0004_files', '0005_batches', '0006_responses', '0007_vector_stores', '0008_video_jobs', '0009_realtime_sessions', 'usage/0001_usage_records', 'usage/0002_modality', 'usage/0003_request_count', 'usage/0004_cache_and_retrieval', 'usage/0005_audio_units', 'usage/0006_speech_characters', 'usage/0007_image_video_units', 'budget/0001_budgets', 'semantic-cache/0001_semantic_cache_entries'];
+const MIGRATIONS = ['0001_foundation', '0002_identity', '0003_jobs', '0004_files', '0005_batches', '0006_responses', '0007_vector_stores', '0008_video_jobs', '0009_realtime_sessions', 'usage/0001_usage_records', 'usage/0002_modality', 'usage/0003_request_count', 'usage/0004_cache_and_retrieval', 'usage/0005_audio_units', 'usage/0006_speech_characters', 'usage/0007_image_video_units', 'budget/0001_budgets', 'semantic-cache/0001_semantic_cache_entries', 'audit/0001_audit_records'];
 /** The last version of the core and of each plugin. */
-const LATEST = ['0009_realtime_sessions', 'usage/0007_image_video_units', 'budget/0001_budgets', 'semantic-cache/0001_semantic_cache_entries'];
+const LATEST = ['0009_realtime_sessions', 'usage/0007_image_video_units', 'budget/0001_budgets', 'semantic-cache/0001_semantic_cache_entries', 'audit/0001_audit_records'];
 
 function newSchema(): string {
   return 'aigw_test_' + randomUUID().replace(/-/g, '');
@@ -267,7 +267,7 @@ describe('postgres only', { skip: NO_POSTGRES }, () => {
       await migrate(db, builtInMigrations);
       const rows = await db.query<{ table_name: string }>(
         `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [schema]);
-      assert.deepEqual(rows.map((r) => r.table_name), ['admin_audit', 'aigw_schema_migrations', 'api_keys', 'batches', 'budgets', 'departments', 'files', 'jobs', 'jwt_revocations', 'organizations', 'realtime_sessions', 'responses', 'semantic_cache_entries', 'tenants', 'usage_records', 'vector_store_chunks', 'vector_store_files', 'vector_store_summaries', 'vector_stores', 'video_jobs']);
+      assert.deepEqual(rows.map((r) => r.table_name), ['admin_audit', 'aigw_schema_migrations', 'api_keys', 'audit_checkpoints', 'audit_head', 'audit_records', 'batches', 'budgets', 'departments', 'files', 'jobs', 'jwt_revocations', 'organizations', 'realtime_sessions', 'responses', 'semantic_cache_entries', 'tenants', 'usage_records', 'vector_store_chunks', 'vector_store_files', 'vector_store_summaries', 'vector_stores', 'video_jobs']);
     } finally {
       await db.close();
     }

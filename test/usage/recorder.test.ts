@@ -43,7 +43,7 @@ async function until(check: () => boolean, what: string, ms = 5000): Promise<voi
 }
 
 function recorder(options: Partial<RecorderOptions<number>> & Pick<RecorderOptions<number>, 'write' | 'logger'>) {
-  return new BufferedRecorder<number>({ flushIntervalMs: 60_000, batchSize: 100, maxPending: 1000, retryBaseMs: 10, retryMaxMs: 40, ...options });
+  return new BufferedRecorder<number>({ label: 'usage', flushIntervalMs: 60_000, batchSize: 100, maxPending: 1000, retryBaseMs: 10, retryMaxMs: 40, ...options });
 }
 
 /** admit + record, as the plugin does for every request. */

@@ -6,7 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../../errors.ts';
-import { FULL_ADMIN, type AdminScope } from '../../identity/audit.ts';
+import { FULL_ADMIN, type AdminScope } from '../../identity/admin-audit.ts';
 import type { Authenticator } from '../../identity/authenticate.ts';
 import { refuseCrossSiteCookieWrite } from '../../identity/cross-site.ts';
 

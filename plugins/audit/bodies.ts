@@ -1,0 +1,47 @@
+/**
+ * Bodies in audit records, only when configured: serialised, credential-looking strings replaced by
+ * `[REDACTED]`, then cut at `maxBodyBytes` (the record says it was cut). A credential is never meant to be in a
+ * body, but callers paste keys into prompts and providers echo them: the log must not become a key store.
+ */
+export type BodiesSetting = 'none' | 'request' | 'response' | 'both';
+
+export const REDACTED = '[REDACTED]';
+
+/** Each pattern matches a whole credential; what it matches is replaced. */
+const CREDENTIALS: readonly RegExp[] = [
+  /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/gi,
+  /\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}/g, // OpenAI, Anthropic (sk-ant-...), Stripe-style keys
+  /\baigw_sk_[A-Za-z0-9_-]{8,}/g, // the gateway's own API keys
+  /\bAKIA[0-9A-Z]{16}\b/g, // AWS access key ids
+  /\bAIza[0-9A-Za-z_-]{35}\b/g, // Google API keys
+  /\bgh[pousr]_[A-Za-z0-9]{30,}\b/g, // GitHub tokens
+  /\bxox[abprs]-[A-Za-z0-9-]{10,}/g, // Slack tokens
+  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, // JWTs
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
+  /\b(?:api[_-]?key|secret|password|passwd|token)(["']?\s*[:=]\s*["']?)[^\s"',}]{6,}/gi,
+];
+
+export function redactCredentials(text: string): string {
+  let out = text;
+  for (const pattern of CREDENTIALS) {
+    out = out.replace(pattern, (match, separator: unknown) => (typeof separator === 'string' ? match.slice(0, match.indexOf(separator) + separator.length) + REDACTED : REDACTED));
+  }
+  return out;
+}
+
+/** A body for the record: JSON text (a string stays itself), redacted, cut at maxBytes of UTF-8. */
+export function auditBody(value: unknown, maxBytes: number): { text: string; truncated: boolean } {
+  const raw = typeof value === 'string' ? value : JSON.stringify(value) ?? 'null';
+  // Redacted before the cut, so that a credential split by the cut is still found whole.
+  // eslint-disable-next-line no-control-regex
+  const text = redactCredentials(raw).replace(/\u0000/g, '');
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= maxBytes) return { text, truncated: false };
+  // Cut on a character boundary: drop a trailing partial UTF-8 sequence.
+  let end = maxBytes;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return { text: bytes.subarray(0, end).toString('utf8'), truncated: true };
+}
+
+export const wantsRequest = (bodies: BodiesSetting) => bodies === 'request' || bodies === 'both';
+export const wantsResponse = (bodies: BodiesSetting) => bodies === 'response' || bodies === 'both';
