@@ -183,8 +183,9 @@ describe('aigw audit verify (the command, against Postgres)', { skip: DATABASE_U
   /** Applies the tamper, runs the command, and restores the table as it was. */
   async function tampered(statements: Array<[string, unknown[]]>) {
     const db = gw.gateway.services.db;
-    await db.exec('CREATE TEMP TABLE IF NOT EXISTS audit_saved AS SELECT * FROM audit_records WITH NO DATA');
+    // A table of the test's schema, not a TEMP one: a temporary table lives on one pooled connection only.
     await db.transaction(async (tx) => {
+      await tx.query('CREATE TABLE IF NOT EXISTS audit_saved AS SELECT * FROM audit_records WITH NO DATA');
       await tx.query('DELETE FROM audit_saved');
       await tx.query('INSERT INTO audit_saved SELECT * FROM audit_records');
       for (const [sql, params] of statements) await tx.query(sql, params);
