@@ -32,7 +32,7 @@ export async function guardInput(
     }
     if (redacting) {
       // The other views (a legacy prompt, a native Responses body) hold the same words: scanned when not seen yet.
-      rewriteRequest(request, (text) => guards.redact(text, found.get(text) ?? scanner.scan(text, settings, 'input')));
+      rewriteRequest(request, (text) => guards.redact(text, found.get(text) ?? scanner.scan(text, settings, 'input'), 'input'));
     }
   }
 

@@ -33,13 +33,13 @@ export async function checkResult(
     const blocked = findings.find((f) => f.action === 'block');
     if (blocked) throw guards.block(blocked.guard, blocked.type, 'output');
     guards.recordFindings(findings, 'output');
-    return guards.restore(guards.redact(text, findings));
+    return guards.restore(guards.redact(text, findings, 'output'));
   };
   const rewritten = texts.map(rewrite);
   await runDetectors(entry.detectors, all, 'output', guards, signal, entry.logger, requestId);
   if (rewritten.every((text, i) => text === texts[i])) return;
   const native = nativeAnswerOf(request);
-  if (native) rememberNativeAnswer(request, { ...native, output: native.output.map((item) => rewriteOutputItem(item, (t) => guards.restore(guards.redact(t, matching ? scanner.scan(t, settings, 'output') : [])))) } as NativeResponse);
+  if (native) rememberNativeAnswer(request, { ...native, output: native.output.map((item) => rewriteOutputItem(item, (t) => guards.restore(guards.redact(t, matching ? scanner.scan(t, settings, 'output') : [], 'output')))) } as NativeResponse);
   const answer: ChatCompletion = { ...result, choices: result.choices.map((c, i) => (typeof c.message.content === 'string' ? { ...c, message: { ...c.message, content: rewritten[i]! } } : c)) };
   return answer;
 }

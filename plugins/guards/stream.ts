@@ -54,7 +54,7 @@ export function streamStage(plan: OutputPlan, now: () => number = () => performa
     const boundary = releaseBoundary(text, tail, findings, final);
     const inside: Finding[] = findings.filter((f) => f.end <= boundary);
     guards.recordFindings(inside, 'output');
-    const out = guards.restore(guards.redact(text.slice(0, boundary), inside));
+    const out = guards.restore(guards.redact(text.slice(0, boundary), inside, 'output'));
     st.heldSince = boundary >= fresh ? at : st.heldSince;
     st.pending = text.slice(boundary);
     return out;

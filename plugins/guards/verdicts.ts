@@ -42,19 +42,22 @@ export class RequestGuards {
     return new GatewayError('GUARD_BLOCKED', `${what} was blocked by the ${guard} guard (${reason})`, { guard, reason });
   }
 
-  /** The text with every redacting finding replaced (findings in text order, within the text). */
-  redact(text: string, findings: readonly Finding[]): string {
+  /**
+   * The text with every redacting finding replaced (findings in text order, within the text). Only the prompt's
+   * placeholders are put back into the answer: one the answer's own redaction made stays a placeholder.
+   */
+  redact(text: string, findings: readonly Finding[], direction: Direction): string {
     let out = '';
     let at = 0;
     for (const f of findings) {
       if (f.action !== 'redact') continue;
-      out += text.slice(at, f.start) + this.placeholderFor(f.label, f.guard === 'pii' ? text.slice(f.start, f.end) : null);
+      out += text.slice(at, f.start) + this.placeholderFor(f.label, f.guard === 'pii' ? text.slice(f.start, f.end) : null, direction === 'input');
       at = f.end;
     }
     return at === 0 ? text : out + text.slice(at);
   }
 
-  private placeholderFor(label: string, original: string | null): string {
+  private placeholderFor(label: string, original: string | null, restorable: boolean): string {
     // Toxic words are never put back: one placeholder for all.
     if (original === null) return `[${label}]`;
     const key = `${label}\u0000${original}`;
@@ -64,7 +67,7 @@ export class RequestGuards {
       this.counters.set(label, n);
       placeholder = `[${label}_${n}]`;
       this.placeholders.set(key, placeholder);
-      this.originals.set(placeholder, original);
+      if (restorable) this.originals.set(placeholder, original);
     }
     return placeholder;
   }

@@ -214,7 +214,7 @@ describe('the stream window', () => {
 
   test('restore: a placeholder of the prompt split across chunks comes back as the original', () => {
     const { text } = streamThrough(['I will write to [EMA', 'IL_1] today.'], { pii: { restore: true } }, (guards) => {
-      guards.redact('me: ann@example.com', [{ guard: 'pii', type: 'email', label: 'EMAIL', action: 'redact', start: 4, end: 19 }]);
+      guards.redact('me: ann@example.com', [{ guard: 'pii', type: 'email', label: 'EMAIL', action: 'redact', start: 4, end: 19 }], 'input');
     });
     assert.equal(text, 'I will write to ann@example.com today.');
   });
