@@ -12,7 +12,7 @@ import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
 import { findPhoneNumbersInText, type CountryCode } from 'libphonenumber-js/min';
 import { isIP } from 'node:net';
 import type { PiiType } from './config.ts';
-import { SECRETS } from './secrets.ts';
+import { SECRET_HINT, SECRETS } from './secrets.ts';
 
 export interface Span { start: number; end: number }
 export type Finder = (text: string) => Span[];
@@ -75,6 +75,11 @@ function dniSpans(text: string): Span[] {
   return out;
 }
 
+function hasTwoColons(text: string): boolean {
+  const first = text.indexOf(':');
+  return first >= 0 && text.indexOf(':', first + 1) >= 0;
+}
+
 const DIGITS_7 = /\d(?:[\s().-]*\d){6}/;
 
 function phoneFinder(country: string | undefined): Finder {
@@ -89,12 +94,13 @@ function phoneFinder(country: string | undefined): Finder {
 /** The finder of each PII type, for this entry's phone country. */
 export function piiFinders(phoneCountry: string | undefined): Record<PiiType, Finder> {
   return {
-    secret: spansOf(SECRETS),
+    secret: (text) => (SECRET_HINT.test(text) ? spansOf(SECRETS)(text) : []),
     paymentCard: spansOf(CARD, isCardNumber),
     iban: spansOf(IBAN, (match) => isValidIBAN(electronicFormatIBAN(match) ?? '')),
     nationalId: (text) => [...spansOf(US_SSN)(text), ...spansOf(UK_NINO)(text), ...dniSpans(text)],
-    email: spansOf(EMAIL),
-    ipAddress: (text) => [...spansOf(IPV4)(text), ...spansOf(IPV6, (m) => isIP(m) === 6)(text)],
+    // Cheap prefilters: a character every match must have, found by indexOf, spares most texts the regex walk.
+    email: (text) => (text.includes('@') ? spansOf(EMAIL)(text) : []),
+    ipAddress: (text) => [...spansOf(IPV4)(text), ...(hasTwoColons(text) ? spansOf(IPV6, (m) => isIP(m) === 6)(text) : [])],
     phone: phoneFinder(phoneCountry),
   };
 }

@@ -18,3 +18,6 @@ export const SECRET_FORMATS: ReadonlyArray<{ name: string; source: string }> = [
 
 /** Not preceded by a letter, digit, `_` or `-`: a key starts a token (so `task-ant-...` is no Anthropic key). */
 export const SECRETS = new RegExp(`(?<![A-Za-z0-9_-])(?:${SECRET_FORMATS.map((f) => f.source).join('|')})`, 'g');
+
+/** The formats' fixed prefixes, without look-behind: a text with none of them skips SECRETS. */
+export const SECRET_HINT = /sk-|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abprs]-|AIza|k_live_|-----BEGIN|eyJ/;
