@@ -2,7 +2,8 @@
  * `node --import tsx bench/guards-scan.ts [iterations]`: what the guards plugin costs per request in-process, without
  * a network: the input check of a typical 2 KB chat prompt (three messages of prose, no finding) with the
  * plugin's defaults, the same prompt with an e-mail and a phone number to redact (its three views rewritten), and
- * the stream window over a 40-chunk answer. Each case runs in rounds after a warm-up; per-call times are
+ * what they add before a stream's first token (the input check, and the first chunk through the window), and the
+ * stream window over a 40-chunk answer. Each case runs in rounds after a warm-up; per-call times are
  * reported as mean, p50 and p99 in microseconds.
  */
 import type { CanonicalChatRequest, ChatCompletionChunk } from '../core/canonical/chat.ts';
@@ -21,7 +22,7 @@ import { percentile } from './load.ts';
 const PROSE = 'The quarterly report shows revenue growth of 12 percent across the northern region, driven by new contracts in logistics and a steady renewal rate among existing customers. Operating costs rose slightly because of hiring in the support team, while marketing spend stayed flat. ';
 
 function prompt(extra = ''): CanonicalChatRequest {
-  const user = (PROSE.repeat(6) + extra).slice(0, 1880 + extra.length);
+  const user = (PROSE.repeat(8) + extra).slice(0, 1880 + extra.length);
   return {
     modality: 'chat', model: 'bench', stream: false, includeUsage: false,
     body: {
@@ -56,7 +57,7 @@ async function time(name: string, iterations: number, run: () => Promise<void> |
     samples.push((performance.now() - t0) * 1000);
   }
   const mean = samples.reduce((a, b) => a + b, 0) / samples.length;
-  console.log(`${name.padEnd(58)} mean ${mean.toFixed(1).padStart(7)} µs   p50 ${percentile(samples, 50).toFixed(1).padStart(7)} µs   p99 ${percentile(samples, 99).toFixed(1).padStart(7)} µs`);
+  console.log(`${name.padEnd(72)} mean ${mean.toFixed(1).padStart(7)} µs   p50 ${percentile(samples, 50).toFixed(1).padStart(7)} µs   p99 ${percentile(samples, 99).toFixed(1).padStart(7)} µs`);
 }
 
 const iterations = Number(process.argv[2] ?? 5000);
@@ -67,6 +68,12 @@ await time('input check, 2 KB prompt, no finding', iterations, () => guardInput(
 await time('input check, 2 KB prompt, an e-mail and a phone redacted', iterations, () => guardInput(entry, settings, new RequestGuards(state(), false), prompt(' Reach me at ann@example.com or +1 415 555 2671.'), signal, 'r'));
 
 const chunks: ChatCompletionChunk[] = (PROSE + PROSE).split(/(?<= )/).slice(0, 40).map((content) => ({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] }));
+const first: ChatCompletionChunk = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello there, ' }, finish_reason: null }] };
+await time('what the guards add before the first token (input check + first chunk)', iterations, async () => {
+  const guards = new RequestGuards(state(), false);
+  await guardInput(entry, settings, guards, prompt(), signal, 'r');
+  streamStage(outputPlan(entry, settings, guards, signal, 'r')).chunk!(first);
+});
 await time('stream window, 40 chunks (per stream)', Math.ceil(iterations / 5), () => {
   const stage = streamStage(outputPlan(entry, settings, new RequestGuards(state(), false), signal, 'r'));
   for (const c of chunks) stage.chunk!(c);

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { chunk, completion, startFakeOpenAI, writeSplit, type FakeOpenAI, type RecordedRequest } from '../fakes/openai.ts';
+import { RESPONSES_USAGE, responseStreamEvents } from '../fakes/openai-responses.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { ADMIN_TOKEN, postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
@@ -60,6 +61,18 @@ class Upstream {
 
   handle = async (req: RecordedRequest, res: ServerResponse) => {
     const model = String(req.body.model);
+    if (req.path.endsWith('/responses')) {
+      // OpenAI's own Responses API: what a Responses request to a provider that has one is sent to.
+      const response = {
+        id: 'resp_guards1', object: 'response', created_at: 1, status: 'completed', error: null, incomplete_details: null, model,
+        output: [{ id: 'msg_1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: this.reply, annotations: [] }] }],
+        usage: RESPONSES_USAGE,
+      };
+      if (req.body.stream === true) return writeSplit(res, responseStreamEvents(response), 1);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(response));
+      return;
+    }
     const legacy = req.path.endsWith('/completions') && !req.path.endsWith('/chat/completions');
     if (req.body.stream === true) {
       const pieces = this.pieces ?? [this.reply];
@@ -223,6 +236,16 @@ describe('guards through the gateway', () => {
     assert.ok(sent.includes('Sign as [EMAIL_1]') && sent.includes('note to [EMAIL_2]'), sent);
     const deltas = text.split('\n\n').filter((e) => e.includes('response.output_text.delta')).map((e) => JSON.parse(e.split('data: ')[1]!).delta).join('');
     assert.equal(deltas, 'Call [PHONE_1] today.');
+  });
+
+  test('Responses on a native Responses API: instructions and input redacted in the native body, the answer redacted and restored', async () => {
+    upstream.reply = 'Sent to [EMAIL_1]; cc bob@example.org.';
+    const r = await post('/v1/responses', { model: 'gpt', store: false, instructions: 'Sign as ops@example.net', input: [{ role: 'user', content: [{ type: 'input_text', text: 'mail ann@example.com' }] }] });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(lastSent().path, '/v1/responses');
+    const sent = JSON.stringify(lastSent().body);
+    assert.ok(sent.includes('Sign as [EMAIL_1]') && sent.includes('mail [EMAIL_2]') && !sent.includes('@example'), sent);
+    assert.equal(r.body.output[0].content[0].text, 'Sent to ops@example.net; cc [EMAIL_3].');
   });
 
   test('detectors: a score above the threshold blocks; an error blocks (closed) or passes with a verdict (open); a hang times out', async () => {
