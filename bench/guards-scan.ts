@@ -22,7 +22,7 @@ import { percentile } from './load.ts';
 const PROSE = 'The quarterly report shows revenue growth of 12 percent across the northern region, driven by new contracts in logistics and a steady renewal rate among existing customers. Operating costs rose slightly because of hiring in the support team, while marketing spend stayed flat. ';
 
 function prompt(extra = ''): CanonicalChatRequest {
-  const user = (PROSE.repeat(8) + extra).slice(0, 1880 + extra.length);
+  const user = PROSE.repeat(8).slice(0, 1880) + extra;
   return {
     modality: 'chat', model: 'bench', stream: false, includeUsage: false,
     body: {

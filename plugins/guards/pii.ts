@@ -80,14 +80,22 @@ function hasTwoColons(text: string): boolean {
   return first >= 0 && text.indexOf(':', first + 1) >= 0;
 }
 
-const DIGITS_7 = /\d(?:[\s().-]*\d){6}/;
+/** A run that could hold a phone number: seven digits or more, with the separators numbers are written with. */
+const PHONE_CANDIDATE = /[+(]?\d(?:[\s().\/-]{0,3}\d){6,}/g;
 
 function phoneFinder(country: string | undefined): Finder {
+  const options = country ? { defaultCountry: country as CountryCode } : undefined;
   return (text) => {
-    // libphonenumber's matcher walks the whole text; most texts have no run of seven digits and skip it.
-    if (!DIGITS_7.test(text)) return [];
-    const found = findPhoneNumbersInText(text, country ? { defaultCountry: country as CountryCode } : undefined);
-    return found.map((m) => ({ start: m.startsAt, end: m.endsAt }));
+    // libphonenumber's matcher walks the text it is given: it gets only the candidate runs (and one character
+    // each side, for its boundary checks), so that a long prompt costs what its digits cost.
+    const out: Span[] = [];
+    for (const m of matches(PHONE_CANDIDATE, text)) {
+      const from = Math.max(0, m.index - 1);
+      for (const found of findPhoneNumbersInText(text.slice(from, m.index + m[0].length + 1), options)) {
+        out.push({ start: from + found.startsAt, end: from + found.endsAt });
+      }
+    }
+    return out;
   };
 }
 
