@@ -27,16 +27,17 @@ export async function checkResult(
       guards.record({ guard: 'injection', type: 'injection', action: 'log', direction: 'output', score });
     }
   }
-  const rewrite = (text: string) => {
-    if (!matching) return guards.restore(text);
+  // Redacted first (what a detector may see: a remote classifier never gets what was redacted), then restored.
+  const redacted = texts.map((text) => {
+    if (!matching) return text;
     const findings = scanner.scan(text, settings, 'output');
     const blocked = findings.find((f) => f.action === 'block');
     if (blocked) throw guards.block(blocked.guard, blocked.type, 'output');
     guards.recordFindings(findings, 'output');
-    return guards.restore(guards.redact(text, findings, 'output'));
-  };
-  const rewritten = texts.map(rewrite);
-  await runDetectors(entry.detectors, all, 'output', guards, signal, entry.logger, requestId);
+    return guards.redact(text, findings, 'output');
+  });
+  await runDetectors(entry.detectors, redacted.join('\n'), 'output', guards, signal, entry.logger, requestId);
+  const rewritten = redacted.map((text) => guards.restore(text));
   if (rewritten.every((text, i) => text === texts[i])) return;
   const native = nativeAnswerOf(request);
   if (native) rememberNativeAnswer(request, { ...native, output: native.output.map((item) => rewriteOutputItem(item, (t) => guards.restore(guards.redact(t, matching ? scanner.scan(t, settings, 'output') : [], 'output')))) } as NativeResponse);

@@ -77,7 +77,9 @@ export function outputPlan(entry: EntryGuards, settings: EffectiveGuards, guards
     detectAfter(text) {
       if (!detectorsOn) return;
       // Recording only: errors are logged by runDetectors, and a block cannot take back what was sent.
-      void runDetectors(entry.detectors, text, 'output', guards, signal, entry.logger, requestId, false).catch(() => {});
+      // What the caller got redacted is redacted for the detectors too.
+      const redacted = guards.redact(text, scanner.scan(text, settings, 'output'), 'output');
+      void runDetectors(entry.detectors, redacted, 'output', guards, signal, entry.logger, requestId, false).catch(() => {});
     },
   };
 }

@@ -35,6 +35,7 @@ pipelines:
           detectors:
             - { module: ./detector.mjs, options: { name: strict, trigger: forbidden-topic, fail: explode-strict }, failMode: closed }
             - { module: ./detector.mjs, options: { name: lenient, trigger: never-matches, fail: explode-lenient }, failMode: open, timeoutMs: 200 }
+            - { module: ./detector.mjs, options: { name: answers, trigger: secret-plan, fail: never-fails }, directions: [output], failMode: closed }
           keys:
             ${relaxedKeyId}: { pii: { paymentCard: log }, injection: { action: log } }
 `;
@@ -257,6 +258,9 @@ describe('guards through the gateway', () => {
     assert.equal(open.status, 200, JSON.stringify(open.body));
     const hang = await post('/v1/chat/completions', { model: 'gpt', messages: [{ role: 'user', content: 'hang-lenient' }] });
     assert.equal(hang.status, 200, JSON.stringify(hang.body));
+    upstream.reply = 'Here is the secret-plan you asked for.';
+    const output = await post('/v1/chat/completions', { model: 'gpt', messages: [{ role: 'user', content: 'the plan?' }] });
+    assert.deepEqual(output.body.error.details, { guard: 'answers', reason: 'off_topic' });
   });
 
   test('usage keeps the verdicts (never the text) and GET /v1/usage counts blocked and redacted requests', async () => {
