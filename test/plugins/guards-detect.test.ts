@@ -133,14 +133,15 @@ describe('injection and toxicity', () => {
 });
 
 /** A stream of the given pieces through the guards' stage: what the caller gets, and the verdicts. */
-function streamThrough(pieces: string[], raw: Record<string, unknown>, restoreFrom?: (guards: RequestGuards) => void) {
+function streamThrough(pieces: string[], raw: Record<string, unknown>, restoreFrom?: (guards: RequestGuards) => void, gapMs = 0) {
   const config = guardsConfig(raw);
   const entry: EntryGuards = { config, scanner: new Scanner(config), injection: injectionScorer([]), detectors: [], logger: silentLogger() };
   const gw = {} as GatewayState;
   const settings = settingsFor(config, undefined);
   const guards = new RequestGuards(gw, settings.pii.restore);
   restoreFrom?.(guards);
-  const stage = streamStage(outputPlan(entry, settings, guards, new AbortController().signal, 'req-1'));
+  let clock = 0;
+  const stage = streamStage(outputPlan(entry, settings, guards, new AbortController().signal, 'req-1'), () => clock);
   const chunk = (content: string | undefined, finish: 'stop' | null = null): ChatCompletionChunk => ({
     id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: content === undefined ? {} : { content }, finish_reason: finish }],
   });
@@ -154,6 +155,7 @@ function streamThrough(pieces: string[], raw: Record<string, unknown>, restoreFr
     for (const c of list) sent.push(c.choices[0]?.delta.content ?? '');
   };
   for (const piece of pieces) {
+    clock += gapMs;
     const c = chunk(piece);
     take(stage.chunk!(c), c);
   }
@@ -200,6 +202,14 @@ describe('the stream window', () => {
 
   test('phrase lists hold the words a phrase could still complete: "kill " + "you"', () => {
     assert.throws(() => streamThrough(['I will kill ', 'you now'], TOXIC), /toxicity:threat/);
+  });
+
+  test('maxHoldMs: text held longer is released at the next chunk, once checked with it', () => {
+    const quick = streamThrough(['abc', 'def', 'ghi'], {}, undefined, 10);
+    assert.deepEqual(quick.sent, ['abcdefghi'], 'an unfinished word is held while chunks come quickly: out at the end');
+    const slow = streamThrough(['abc', 'def', 'ghi'], {}, undefined, 300);
+    assert.deepEqual(slow.sent, ['abc', 'def', 'ghi'], 'past 250 ms, the older text goes out with the next chunk');
+    assert.throws(() => streamThrough(['an id', 'iot'], { toxicity: { action: 'block' } }, undefined, 300), /toxicity/, 'a word cut in two is still caught');
   });
 
   test('the tail is capped at window.chars', () => {
