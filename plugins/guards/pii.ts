@@ -85,6 +85,12 @@ function hasTwoColons(text: string): boolean {
 /** A run that could hold a phone number: seven digits or more, with the separators numbers are written with. */
 const PHONE_CANDIDATE = /[+(]?\d(?:[\s().\/-]{0,3}\d){6,}/g;
 
+function countDigits(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) n++;
+  return n;
+}
+
 function phoneFinder(country: string | undefined): Finder {
   const options = country ? { defaultCountry: country as CountryCode } : undefined;
   return (text) => {
@@ -92,6 +98,9 @@ function phoneFinder(country: string | undefined): Finder {
     // each side, for its boundary checks), so that a long prompt costs what its digits cost.
     const out: Span[] = [];
     for (const m of matches(PHONE_CANDIDATE, text)) {
+      // E.164 numbers have at most 15 digits (17 leaves room for a trunk prefix and an extension digit); a longer
+      // run is a serial, an id or a timestamp, never one number.
+      if (countDigits(m[0]) > 17) continue;
       const from = Math.max(0, m.index - 1);
       for (const found of findPhoneNumbersInText(text.slice(from, m.index + m[0].length + 1), options)) {
         out.push({ start: from + found.startsAt, end: from + found.endsAt });
