@@ -9,7 +9,7 @@ import { runDetectors, type LoadedDetector } from './detectors.ts';
 import type { InjectionScore } from './injection.ts';
 import type { Finding, Scanner } from './scan.ts';
 import type { RequestGuards } from './verdicts.ts';
-import type { WindowLimits } from './window.ts';
+import type { PhraseHold, WindowLimits } from './window.ts';
 
 /** The entry's compiled guards, built once in setup. */
 export interface EntryGuards {
@@ -24,8 +24,8 @@ export interface OutputPlan {
   mode: 'none' | 'window' | 'buffer';
   guards: RequestGuards;
   limits: WindowLimits;
-  /** Whole words the window keeps before the last one (the longest toxic phrase's words minus one). */
-  extraWords: number;
+  /** The toxic phrases whose first words the window holds back; null when toxicity is not checked in the window. */
+  phrases: PhraseHold | null;
   /** Whether digit runs are held (a spaced card, phone or IBAN number may be cut). */
   digits: boolean;
   /** Whether the whole text is kept for checks at the end. */
@@ -63,7 +63,7 @@ export function outputPlan(entry: EntryGuards, settings: EffectiveGuards, guards
     mode,
     guards,
     limits: config.window,
-    extraWords: held.toxicity.action !== 'off' ? scanner.toxicity.maxWords - 1 : 0,
+    phrases: held.toxicity.action !== 'off' && scanner.toxicity.maxWords > 1 ? scanner.toxicity : null,
     digits: PII_TYPES.some((t) => held.pii[t] !== 'off'),
     keepsFull: endActive || (injectionOn && config.injection.stream === 'end') || detectorsOn,
     scanWindow: (text) => scanner.scan(text, held, 'output'),

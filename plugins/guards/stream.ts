@@ -49,7 +49,7 @@ export function streamStage(plan: OutputPlan, now: () => number = () => performa
       if (f.action === 'block' && (final || f.end < text.length)) throw guards.block(f.guard, f.type, 'output');
     }
     const at = now();
-    let tail = final ? text.length : tailStart(text, limits.chars, plan.extraWords, plan.digits);
+    let tail = final ? text.length : tailStart(text, limits.chars, plan.phrases, plan.digits);
     if (!final && (force || (st.pending !== '' && at - st.heldSince >= limits.maxHoldMs))) tail = Math.max(tail, fresh);
     const boundary = releaseBoundary(text, tail, findings, final);
     const inside: Finding[] = findings.filter((f) => f.end <= boundary);

@@ -13,8 +13,13 @@ export interface ToxicityMatcher {
   /** Null when no list has a word. */
   regex: RegExp | null;
   categoryOf(word: string): string;
-  /** The most words one entry has: a stream window keeps that many minus one whole words, so a phrase split across chunks is caught. */
+  /** The most words one entry has. */
   maxWords: number;
+  /**
+   * Whether whole words (lower case, single spaces) begin a listed phrase ("kill" of "kill you"): a stream window
+   * holds them back with the unfinished word after them, so that a phrase split across chunks is caught.
+   */
+  startsPhrase(words: string): boolean;
 }
 
 const escape = (word: string) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -26,10 +31,16 @@ export function toxicityMatcher(builtIn: boolean, categories: Record<string, str
   for (const [name, words] of Object.entries(lists)) for (const word of words) category.set(normalize(word), name);
   const words = [...category.keys()].sort((a, b) => b.length - a.length);
   const maxWords = words.reduce((max, word) => Math.max(max, word.split(' ').length), 1);
+  const prefixes = new Set<string>();
+  for (const word of words) {
+    const parts = word.split(' ');
+    for (let n = 1; n < parts.length; n++) prefixes.add(parts.slice(0, n).join(' '));
+  }
   const body = words.map((word) => word.split(' ').map(escape).join('\\s+')).join('|');
   return {
     regex: words.length === 0 ? null : new RegExp(`(?<![\\p{L}\\p{N}_])(?:${body})(?![\\p{L}\\p{N}_])`, 'giu'),
     categoryOf: (word) => category.get(normalize(word)) ?? 'other',
     maxWords,
+    startsPhrase: (text) => prefixes.has(normalize(text)),
   };
 }

@@ -3,7 +3,7 @@
  *
  * A chunk's text is checked together with what is held; what can no longer be part of a match is released at
  * once, and only the tail that could still grow into one stays: the unfinished last word (an e-mail, a key, a
- * toxic word cut in two), with phrase lists the words before it, a run of digits and separators that could be a
+ * toxic word cut in two), the whole words before it that begin a listed phrase, a run of digits and separators that could be a
  * spaced card, phone or IBAN number, the header of a PEM block, and every match that touches the end (it may grow).
  * The tail is cut to `chars` characters at most; text held longer than `maxHoldMs` is released once it was
  * checked together with the next chunk. A text that ends in a space and no digits holds nothing: the first token
@@ -19,15 +19,24 @@ const isAlnum = (code: number) => (code >= 48 && code <= 57) || (code >= 65 && c
 const isUpper = (code: number) => code >= 65 && code <= 90;
 const PEM_START = /-{1,5}(?:B(?:E(?:G(?:I(?:N[A-Z0-9 ]*-*)?)?)?)?)?$/;
 
+/** Whole words before the unfinished one that may begin a listed phrase: how many at most, and the test. */
+export interface PhraseHold { maxWords: number; startsPhrase(words: string): boolean }
+
 /** Where the tail that could still be (part of) a match begins; never before `len - chars`. */
-export function tailStart(text: string, chars: number, extraWords: number, digits: boolean): number {
+export function tailStart(text: string, chars: number, phrases: PhraseHold | null, digits: boolean): number {
   const len = text.length;
   const floor = Math.max(0, len - chars);
-  // The unfinished last word, and `extraWords` whole words before it (a phrase split across chunks).
+  // The unfinished last word.
   let start = len;
-  for (let words = 0; words <= extraWords && start > floor; words++) {
-    if (words > 0) while (start > floor && isSpace(text.charCodeAt(start - 1))) start--;
-    while (start > floor && !isSpace(text.charCodeAt(start - 1))) start--;
+  while (start > floor && !isSpace(text.charCodeAt(start - 1))) start--;
+  // Whole words before it that begin a phrase ("kill " of "kill you"), up to the longest phrase's words minus one.
+  if (phrases) {
+    let at = start;
+    for (let words = 1; words < phrases.maxWords && at > floor; words++) {
+      while (at > floor && isSpace(text.charCodeAt(at - 1))) at--;
+      while (at > floor && !isSpace(text.charCodeAt(at - 1))) at--;
+      if (phrases.startsPhrase(text.slice(at, start).trim())) start = at;
+    }
   }
   if (digits) {
     // A run of digits and separators at the end, starting a token (IBAN: after its country letters).

@@ -195,7 +195,7 @@ describe('the stream window', () => {
   });
 
   test('text that ends a word is released at once: nothing is held for plain prose', () => {
-    const { sent, heldMax } = streamThrough(['Hello ', 'there, ', 'how ', 'are ', 'you? '], { toxicity: { action: 'block', builtIn: false, categories: { insult: ['idiot'] } } });
+    const { sent, heldMax } = streamThrough(['Hello ', 'there, ', 'how ', 'are ', 'you? '], { toxicity: { action: 'block' } });
     assert.deepEqual(sent.slice(0, 5), ['Hello ', 'there, ', 'how ', 'are ', 'you? ']);
     assert.equal(heldMax, 0);
   });
@@ -213,13 +213,15 @@ describe('the stream window', () => {
   });
 
   test('the tail is capped at window.chars', () => {
-    assert.equal(tailStart('x'.repeat(100), 64, 0, true), 36);
-    assert.equal(tailStart('hello wor', 64, 0, true), 6);
-    assert.equal(tailStart('hello world ', 64, 0, true), 12);
-    assert.equal(tailStart('call +1 415 555', 64, 0, true), 5);
-    assert.equal(tailStart('to DE89 3704', 64, 0, true), 3);
-    assert.equal(tailStart('key:\n-----BEGIN RSA PRI', 64, 0, true), 5);
-    assert.equal(tailStart('you are a b', 64, 1, false), 8);
+    assert.equal(tailStart('x'.repeat(100), 64, null, true), 36);
+    assert.equal(tailStart('hello wor', 64, null, true), 6);
+    assert.equal(tailStart('hello world ', 64, null, true), 12);
+    assert.equal(tailStart('call +1 415 555', 64, null, true), 5);
+    assert.equal(tailStart('to DE89 3704', 64, null, true), 3);
+    assert.equal(tailStart('key:\n-----BEGIN RSA PRI', 64, null, true), 5);
+    const phrases = { maxWords: 4, startsPhrase: (w: string) => ['die', 'die in', 'die in a'].includes(w.toLowerCase()) };
+    assert.equal(tailStart('you may Die in a f', 64, phrases, false), 8);
+    assert.equal(tailStart('you may go in a f', 64, phrases, false), 16);
   });
 
   test('restore: a placeholder of the prompt split across chunks comes back as the original', () => {
