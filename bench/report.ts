@@ -83,6 +83,7 @@ const COLORS: Record<string, string> = {
   passthrough: '#2ca02c',
   'aigw-empty': '#1f77b4',
   'aigw-full': '#d62728',
+  'aigw-guards': '#8c564b',
   'aigw-full-shared': '#ff7f0e',
   portkey: '#9467bd',
 };

@@ -20,8 +20,8 @@ const PORTKEY_SHIM = join(REPO_ROOT, 'bench/portkey-shim.mjs');
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const UPSTREAM_KEY = 'sk-bench-upstream';
 
-export type VariantId = 'direct' | 'passthrough' | 'aigw-empty' | 'aigw-full' | 'aigw-full-shared' | 'portkey';
-export const ALL_VARIANTS: VariantId[] = ['direct', 'passthrough', 'aigw-empty', 'aigw-full', 'aigw-full-shared', 'portkey'];
+export type VariantId = 'direct' | 'passthrough' | 'aigw-empty' | 'aigw-full' | 'aigw-guards' | 'aigw-full-shared' | 'portkey';
+export const ALL_VARIANTS: VariantId[] = ['direct', 'passthrough', 'aigw-empty', 'aigw-full', 'aigw-guards', 'aigw-full-shared', 'portkey'];
 
 export interface Running {
   id: VariantId;
@@ -203,8 +203,10 @@ const KEY_FIELDS = {
 /**
  * Plugins the full pipeline leaves out: they would answer the bench's repeated request themselves (a cache) or
  * need data the bench does not make (vector stores), so the run would not measure a request reaching the upstream.
+ * `guards` has a variant of its own (aigw-guards: the full pipeline plus guards), so that aigw-full stays
+ * comparable with earlier runs and the guards' own cost is the difference between the two.
  */
-const NOT_MEASURED = new Set(['semantic-cache', 'rag']);
+const NOT_MEASURED = new Set(['semantic-cache', 'rag', 'guards']);
 
 /** Every other built-in plugin registered now, in pipeline order: the known ones first, later ones after them. */
 export function fullPipeline(): string[] {
@@ -386,6 +388,9 @@ export async function startVariant(ctx: Context, id: VariantId): Promise<Running
       return startAigw(ctx, id, ['auth'], false);
     case 'aigw-full':
       return startAigw(ctx, id, fullPipeline(), false);
+    case 'aigw-guards':
+      // Listed last, nearest the dispatcher: it sees the prompt last and the answer first, with its defaults.
+      return startAigw(ctx, id, [...fullPipeline(), 'guards'], false);
     case 'aigw-full-shared':
       return startAigw(ctx, id, fullPipeline(), true);
     case 'portkey':

@@ -61,6 +61,10 @@ export interface UsageRow {
   images: number;
   /** Video generation: seconds of video made. */
   video_seconds: number;
+  /** Requests a guard refused (a block verdict in the record's guard_verdicts). */
+  guard_blocked: number;
+  /** Requests in which a guard redacted something, in the prompt or the answer. */
+  guard_redacted: number;
   /** Sum of the priced records; null when no record of the group had a price. */
   cost_usd: number | null;
 }
@@ -181,6 +185,8 @@ interface SumRow {
   characters: string | null;
   images: string | null;
   video_seconds: string | null;
+  guard_blocked: string | null;
+  guard_redacted: string | null;
   cost_usd: string | null;
   [group: `g_${string}`]: string | null;
 }
@@ -192,7 +198,10 @@ export async function usagePage(db: Queryable, caller: Caller, q: UsageQuery) {
   const sums = `sum(requests)::text AS requests, sum(prompt_tokens)::text AS prompt_tokens, sum(completion_tokens)::text AS completion_tokens,
     sum(cached_tokens)::text AS cached_tokens, sum(reasoning_tokens)::text AS reasoning_tokens, sum(total_tokens)::text AS total_tokens,
     sum(search_units)::text AS search_units, sum(audio_seconds)::text AS audio_seconds, sum(characters)::text AS characters,
-    sum(images)::text AS images, sum(video_seconds)::text AS video_seconds, sum(cost_usd)::text AS cost_usd`;
+    sum(images)::text AS images, sum(video_seconds)::text AS video_seconds,
+    (sum(requests) FILTER (WHERE guard_verdicts @> '[{"action":"block"}]'::jsonb))::text AS guard_blocked,
+    (sum(requests) FILTER (WHERE guard_verdicts @> '[{"action":"redact"}]'::jsonb))::text AS guard_redacted,
+    sum(cost_usd)::text AS cost_usd`;
   const columns = q.groups.map((g) => `${GROUPS[g].expr} AS g_${g}`);
   const inner = `SELECT ${[...columns, sums].join(', ')} FROM usage_records WHERE ${where.join(' AND ')}${q.groups.length > 0 ? ` GROUP BY ${q.groups.map((_, i) => i + 1).join(', ')}` : ''}`;
 
@@ -252,6 +261,8 @@ function toUsageRow(row: SumRow, groups: UsageGroup[]): UsageRow {
     characters: count(row.characters),
     images: count(row.images),
     video_seconds: row.video_seconds === null ? 0 : Math.round(Number(row.video_seconds) * 1000) / 1000,
+    guard_blocked: count(row.guard_blocked),
+    guard_redacted: count(row.guard_redacted),
     cost_usd: row.cost_usd === null ? null : Number(Number(row.cost_usd).toFixed(12)),
   };
 }
@@ -265,7 +276,7 @@ export const usageListSchema: JsonSchema = {
     data: {
       type: 'array',
       items: {
-        type: 'object', required: ['requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'search_units', 'audio_seconds', 'characters', 'images', 'video_seconds', 'cost_usd'],
+        type: 'object', required: ['requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'search_units', 'audio_seconds', 'characters', 'images', 'video_seconds', 'guard_blocked', 'guard_redacted', 'cost_usd'],
         properties: {
           model: { ...nullableString, description: 'With group_by model: the configured model the requests resolved to.' },
           provider: { ...nullableString, description: 'With group_by provider.' },
@@ -283,6 +294,8 @@ export const usageListSchema: JsonSchema = {
           characters: { type: 'integer', description: 'Characters (code points) of input spoken by POST /v1/audio/speech; 0 for the other modalities.' },
           images: { type: 'integer', description: 'Images made by POST /v1/images/generations; 0 for the other modalities.' },
           video_seconds: { type: 'number', description: 'Seconds of video made by completed video jobs; 0 for the other modalities.' },
+          guard_blocked: { type: 'integer', description: 'Requests a guard plugin refused (400 GUARD_BLOCKED, or a stream it ended).' },
+          guard_redacted: { type: 'integer', description: 'Requests in which a guard plugin redacted something, in the prompt or the answer.' },
           cost_usd: { type: 'number', nullable: true, description: 'Sum over the priced requests; null when none had a price.' },
         },
       },

@@ -214,6 +214,7 @@ export class RequestMeter {
       errorCode,
       cacheStatus: gw.servedFromCache ? (gw.servedFromCache.kind === 'exact' ? 'hit' : 'semantic-hit') : null,
       retrieval: gw.retrieval ? JSON.stringify(gw.retrieval) : null,
+      guardVerdicts: gw.guardVerdicts && gw.guardVerdicts.length > 0 ? JSON.stringify(gw.guardVerdicts) : null,
     });
   }
 }

@@ -54,6 +54,8 @@ export interface UsageRecord {
   cacheStatus?: 'hit' | 'semantic-hit' | null;
   /** The vector-store chunks put into the request as context (gw.retrieval), as JSON text; absent when none. */
   retrieval?: string | null;
+  /** What guard plugins found (gw.guardVerdicts), as JSON text; absent when nothing. */
+  guardVerdicts?: string | null;
 }
 
 /** Column, its SQL array type, and how a record gives it. Order is the INSERT's. */
@@ -89,6 +91,7 @@ const COLUMNS: Array<[string, string, (r: UsageRecord) => unknown]> = [
   ['requests', 'integer', (r) => r.requests ?? 1],
   ['cache_status', 'text', (r) => r.cacheStatus ?? null],
   ['retrieval', 'jsonb', (r) => r.retrieval ?? null],
+  ['guard_verdicts', 'jsonb', (r) => r.guardVerdicts ?? null],
   ['audio_seconds', 'float8', (r) => r.audioSeconds ?? 0],
   ['characters', 'bigint', (r) => r.characters ?? 0],
   ['images', 'bigint', (r) => r.images ?? 0],

@@ -99,7 +99,7 @@ function usageSuite(name: string, options: () => TestGatewayOptions, skip: strin
       assert.equal(r.body.next_cursor, null);
       assert.ok(Math.abs(Date.parse(r.body.to) - Date.now()) < 10_000);
       assert.equal(Date.parse(r.body.to) - Date.parse(r.body.from), 30 * DAY);
-      assert.deepEqual(r.body.data, [{ requests: 1, prompt_tokens: 4, completion_tokens: 4, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 8, search_units: 0, audio_seconds: 0, characters: 0, images: 0, video_seconds: 0, cost_usd: null }]);
+      assert.deepEqual(r.body.data, [{ requests: 1, prompt_tokens: 4, completion_tokens: 4, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 8, search_units: 0, audio_seconds: 0, characters: 0, images: 0, video_seconds: 0, guard_blocked: 0, guard_redacted: 0, cost_usd: null }]);
     });
 
     test('from and to (ISO dates): the window is [from, to), costs sum the priced records', async () => {
@@ -107,7 +107,7 @@ function usageSuite(name: string, options: () => TestGatewayOptions, skip: strin
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.equal(r.body.from, '2024-05-01T00:00:00.000Z');
       assert.equal(r.body.to, '2024-05-03T00:00:00.000Z');
-      assert.deepEqual(r.body.data, [{ requests: 4, prompt_tokens: 131, completion_tokens: 66, cached_tokens: 5, reasoning_tokens: 20, total_tokens: 197, search_units: 0, audio_seconds: 0, characters: 0, images: 0, video_seconds: 0, cost_usd: 0.503 }]);
+      assert.deepEqual(r.body.data, [{ requests: 4, prompt_tokens: 131, completion_tokens: 66, cached_tokens: 5, reasoning_tokens: 20, total_tokens: 197, search_units: 0, audio_seconds: 0, characters: 0, images: 0, video_seconds: 0, guard_blocked: 0, guard_redacted: 0, cost_usd: 0.503 }]);
     });
 
     test('unix seconds, date-times with offsets (an unencoded + included) and without (UTC) name the same window', async () => {
@@ -131,7 +131,7 @@ function usageSuite(name: string, options: () => TestGatewayOptions, skip: strin
         ['plain', 1, 2, null],
         [null, 1, 0, null],
       ]);
-      assert.deepEqual(Object.keys(r.body.data[0]), ['model', 'requests', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'reasoning_tokens', 'total_tokens', 'search_units', 'audio_seconds', 'characters', 'images', 'video_seconds', 'cost_usd']);
+      assert.deepEqual(Object.keys(r.body.data[0]), ['model', 'requests', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'reasoning_tokens', 'total_tokens', 'search_units', 'audio_seconds', 'characters', 'images', 'video_seconds', 'guard_blocked', 'guard_redacted', 'cost_usd']);
     });
 
     test('group_by=modality: tokens per modality, search units for rerank, cost per modality', async () => {
@@ -139,10 +139,10 @@ function usageSuite(name: string, options: () => TestGatewayOptions, skip: strin
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.deepEqual(r.body.group_by, ['modality']);
       assert.deepEqual(r.body.data, [
-        { modality: 'chat', requests: 1, prompt_tokens: 10, completion_tokens: 5, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 15, search_units: 0, audio_seconds: 0, characters: 0, images: 0, video_seconds: 0, cost_usd: 0.001 },
-        { modality: 'completion', requests: 1, prompt_tokens: 4, completion_tokens: 2, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 6, search_units: 0, audio_seconds: 0, characters: 0, images: 0, video_seconds: 0, cost_usd: 0.0004 },
-        { modality: 'embeddings', requests: 2, prompt_tokens: 500, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 500, search_units: 0, audio_seconds: 0, characters: 0, images: 0, video_seconds: 0, cost_usd: 0.00001 },
-        { modality: 'rerank', requests: 2, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 0, search_units: 3, audio_seconds: 0, characters: 0, images: 0, video_seconds: 0, cost_usd: 0.006 },
+        { modality: 'chat', requests: 1, prompt_tokens: 10, completion_tokens: 5, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 15, search_units: 0, audio_seconds: 0, characters: 0, images: 0, video_seconds: 0, guard_blocked: 0, guard_redacted: 0, cost_usd: 0.001 },
+        { modality: 'completion', requests: 1, prompt_tokens: 4, completion_tokens: 2, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 6, search_units: 0, audio_seconds: 0, characters: 0, images: 0, video_seconds: 0, guard_blocked: 0, guard_redacted: 0, cost_usd: 0.0004 },
+        { modality: 'embeddings', requests: 2, prompt_tokens: 500, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 500, search_units: 0, audio_seconds: 0, characters: 0, images: 0, video_seconds: 0, guard_blocked: 0, guard_redacted: 0, cost_usd: 0.00001 },
+        { modality: 'rerank', requests: 2, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, total_tokens: 0, search_units: 3, audio_seconds: 0, characters: 0, images: 0, video_seconds: 0, guard_blocked: 0, guard_redacted: 0, cost_usd: 0.006 },
       ]);
       // Combined with other groups, and paged: a modality is never null, so a cursor names it as text.
       const byDay = await usage('from=2024-06-01&to=2024-06-03&group_by=day,modality&limit=2');

@@ -173,7 +173,7 @@ describe('environment references', () => {
 
 describe('plugins in pipelines', () => {
   test('the plugin registry holds the built-ins', () => {
-    assert.equal(KNOWN_PLUGINS, 'auth, ip-allow, ratelimit, rag, usage, budget, semantic-cache, audit');
+    assert.equal(KNOWN_PLUGINS, 'auth, ip-allow, ratelimit, rag, usage, budget, semantic-cache, guards, audit');
   });
 
   test('an unknown plugin name', async () => {
@@ -507,7 +507,7 @@ pipelines:
 
     test('unknown plugin errors list it among the known ones', async () => {
       const err = await errorHere(config('./hello.mjs', '- helo'));
-      assert.equal(err.message, `${DISPLAY}:13:9 /pipelines/0/plugins/1: unknown plugin "helo" (known: auth, ip-allow, ratelimit, rag, usage, budget, semantic-cache, audit, hello)`);
+      assert.equal(err.message, `${DISPLAY}:13:9 /pipelines/0/plugins/1: unknown plugin "helo" (known: auth, ip-allow, ratelimit, rag, usage, budget, semantic-cache, guards, audit, hello)`);
     });
 
     test('a config that breaks its own schema', async () => {
