@@ -35,6 +35,10 @@ const BOOTSTRAP_LOCK = 7_263_000;
 async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, serving = true): Promise<T> {
   const reached = serving ? unreached : (err: unknown): never => { throw err; };
   const client = await pool.connect().catch(reached);
+  // A checked-out client has no listener of the pool's: a connection lost mid-transaction is emitted as 'error'
+  // (besides failing the query in flight), and an 'error' nobody listens to would crash the process.
+  const lost = (): void => {};
+  client.on('error', lost);
   try {
     await client.query('BEGIN').catch(reached);
     const result = await fn(client);
@@ -44,6 +48,7 @@ async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Pr
     await client.query('ROLLBACK').catch(() => {});
     throw err;
   } finally {
+    client.removeListener('error', lost);
     client.release();
   }
 }

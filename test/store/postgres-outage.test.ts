@@ -76,4 +76,28 @@ describe('Postgres frozen or cut', { skip: !DATABASE_URL }, () => {
     }
     await eventually(async () => assert.deepEqual(await db.query('SELECT 2 AS two'), [{ two: 2 }]));
   });
+  test('cut in the middle of a transaction: the transaction fails with 503, and nothing is thrown outside it', async () => {
+    const uncaught: unknown[] = [];
+    const keep = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', keep);
+    try {
+      let inside!: () => void;
+      const begun = new Promise<void>((resolve) => { inside = resolve; });
+      const transaction = db.transaction(async (tx) => {
+        await tx.query('SELECT 1');
+        inside();
+        // Held open until the connection is cut under it.
+        await tx.query('SELECT pg_sleep(5)');
+      });
+      await begun;
+      proxy.cut();
+      await assert.rejects(transaction, (err: unknown) => err instanceof StoreUnavailableError && err.message === 'The database could not be reached');
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(uncaught, [], 'the lost connection is not an uncaught error');
+    } finally {
+      process.off('uncaughtException', keep);
+      proxy.restore();
+    }
+    await eventually(async () => assert.deepEqual(await db.query('SELECT 3 AS three'), [{ three: 3 }]));
+  });
 });
