@@ -149,12 +149,16 @@ export class RequestAudit {
   private bodies(): Record<string, Json> {
     const out: Record<string, Json> = {};
     const { bodies, maxBodyBytes } = this.options;
-    if (wantsRequest(bodies) && this.gw.canonical) {
+    // What a guard blocked is what policy says must not be kept or passed on: the record names the verdict, not the text.
+    const blocked = (direction: 'input' | 'output') => (this.gw.guardVerdicts ?? []).some((v) => v.action === 'block' && v.direction === direction);
+    if (wantsRequest(bodies) && this.gw.canonical && blocked('input')) out.requestBodyOmitted = 'guard_blocked';
+    else if (wantsRequest(bodies) && this.gw.canonical) {
       const body = auditBody(this.gw.canonical.body, maxBodyBytes);
       out.requestBody = body.text;
       if (body.truncated) out.requestBodyTruncated = true;
     }
-    if (wantsResponse(bodies)) {
+    if (wantsResponse(bodies) && blocked('output')) out.responseBodyOmitted = 'guard_blocked';
+    else if (wantsResponse(bodies)) {
       const answer = this.streamOutcome ? this.streamText.join('') : this.gw.result;
       if (answer !== undefined) {
         const body = auditBody(answer, maxBodyBytes);
