@@ -42,7 +42,7 @@ export const FULL: Settings = {
   delayed: { rate: 100, durationMs: 3000, connections: 8 },
   stream: { rate: 40, durationMs: 4000, connections: 16 },
   ramp: { startRate: 250, factor: 1.5, stepMs: 2000, refine: 3, maxRate: 60_000, connections: 64 },
-  saturation: { connections: 32, durationMs: 10_000 },
+  saturation: { connections: 32, durationMs: 5_000 },
   soak: { seconds: 300, rate: 200 },
 };
 
