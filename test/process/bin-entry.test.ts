@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -34,7 +34,11 @@ before(() => {
   for (const file of ['core/cli.ts', 'plugins/auth/index.ts', 'providers/openai/index.ts']) age(join(root, file), -60);
 });
 
-after(() => rmSync(root, { recursive: true, force: true }));
+after(() => {
+  // The link first, on its own: the checkout's dependencies must never be in reach of the recursive removal.
+  unlinkSync(join(root, 'node_modules'));
+  rmSync(root, { recursive: true, force: true });
+});
 
 test('a build newer than every source file runs; AIGW_FROM_SOURCE=1 runs the source anyway', () => {
   writeFileSync(stamp(), '');
