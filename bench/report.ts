@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { RampStep } from './load.ts';
+import type { SaturationResult } from './saturation.ts';
 
 export interface Dist {
   n: number;
@@ -35,6 +36,8 @@ export interface VariantResult {
   };
   /** max: the highest rate with p99 < 10 ms; maxServed: the highest the server kept up with at any latency. */
   throughput?: { max: number; maxServed: number; steps: Array<RampStep & { serverCpu: number | null; loadCpu: number | null; otherCpu: number | null }> };
+  /** The closed-loop saturation run (older results lack it). */
+  saturation?: SaturationResult;
 }
 
 export interface SoakResult {
@@ -157,6 +160,7 @@ export function renderMarkdown(results: Results, svgName: string, analysisFile?:
   out.push('');
   for (const v of results.variants) out.push(`- **${v.id}**: ${v.description}`);
   out.push('');
+  out.push(...saturationTable(results));
   out.push('### Throughput ramps');
   out.push('');
   out.push('Each step is a fixed offered rate for a short while; a step holds when every answer came back and p99 (from the due time) stayed under 10 ms. "server CPU" is the process under test (100% = its one core), "load CPU" the load generator plus the upstream on the other core.');
@@ -194,6 +198,33 @@ export function renderMarkdown(results: Results, svgName: string, analysisFile?:
   return out.join('\n');
 }
 
+/**
+ * The closed-loop run as users compare gateways: requests/s of each server on its one core, per fully busy core,
+ * against the bare pass-through (the floor for any Node proxy) and Portkey, and the RSS it took.
+ */
+function saturationTable(results: Results): string[] {
+  const ran = results.variants.filter((v) => v.saturation);
+  if (ran.length === 0) return [];
+  const f = (x: number | null | undefined, digits = 0) => (x === null || x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(digits));
+  const perCore = (id: string) => results.variants.find((v) => v.id === id)?.saturation?.perCore ?? null;
+  const ratio = (v: VariantResult, base: number | null) => (v.saturation?.perCore && base ? `${((v.saturation.perCore / base) * 100).toFixed(0)}%` : '–');
+  const first = ran[0]!.saturation!;
+  const out = [
+    '### Saturation (closed loop)',
+    '',
+    `${first.connections} connections, each sending its next request as soon as its previous answer ended, for ${(first.durationMs / 1000).toFixed(0)} s per server (zero-delay upstream); the server on its one core, the load generator and the upstream on the other. "per core" is requests/s divided by the share of its core the server used (its CPU from /proc, all threads); "vs passthrough" and "vs portkey" compare that. RSS is the peak VmRSS of the process (its threads, the embedded database's worker included) during the run.`,
+    '',
+    '| variant | requests/s | per core | vs passthrough | vs portkey | p50 ms | p99 ms | errors | server CPU % | load CPU % | RSS MB |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const v of ran) {
+    const s = v.saturation!;
+    out.push(`| ${v.id} | ${f(s.achieved)} | ${f(s.perCore)} | ${ratio(v, perCore('passthrough'))} | ${ratio(v, perCore('portkey'))} | ${f(s.p50, 2)} | ${f(s.p99, 2)} | ${s.errors} | ${f(s.serverCpuPct)} | ${f(s.loadCpuPct)} | ${f(s.rssMb)} |`);
+  }
+  out.push('');
+  return out;
+}
+
 const METHOD = [
   '- **Upstream** (`bench/upstream.ts`): plain `node:http`, answers built once. Model `bench` answers JSON at once, or streams',
   '  10 content chunks 10 ms apart; `bench-delay` answers JSON after 20 ms. Every streamed chunk carries the',
@@ -222,7 +253,10 @@ const METHOD = [
   '- **CPU µs / request**: CPU time (all threads, from `/proc/<pid>/stat`) the server process spent per request during',
   '  the concurrency-1 runs. It hardly depends on what else runs on the machine, so it is the steadiest measure of',
   '  cost; 1,000,000 / it is the rate one fully busy core could serve.',
-  '- **RSS**: `/proc/<pid>/status` VmRSS: at boot, idle after the warm-up, and the peak during the throughput ramp.',
+  '- **Saturation**: closed loop (bench/saturation.ts): a fixed number of connections, each always busy, as wrk runs;',
+  '  after a one-second burst to warm up. It measures capacity per core, not latency at a given rate.',
+  '- **RSS**: `/proc/<pid>/status` VmRSS: at boot, idle after the warm-up, and the peak during the throughput ramp and',
+  '  the saturation run.',
   '- **Noise**: the harness measures the CPU that processes outside the benchmark use meanwhile (`/proc/stat` minus',
   '  its own processes); a measurement during which they used more than 25% of a core is repeated once (within a',
   '  90 s budget), and the report says how busy the machine was.',

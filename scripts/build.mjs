@@ -2,10 +2,11 @@
  * npm run build: compiles core/, plugins/ and providers/ into dist/ (tsconfig.build.json), then copies beside
  * the compiled modules every file the runtime reads that is not TypeScript (SQL migrations, the PGlite worker's
  * plain-JavaScript modules), at the same relative place, so that `new URL(..., import.meta.url)` resolves from
- * dist as it does from source.
+ * dist as it does from source. Last, dist/.built: its time is when the build started, so that bin/aigw.js can tell a
+ * fresh build (it runs dist/) from one older than a source file (it runs the source).
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, cpSync, openSync, readdirSync, rmSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,9 @@ const SOURCES = ['core', 'plugins', 'providers'];
 // TypeScript is compiled; anything else under the source folders ships as it is.
 const COMPILED = /\.(ts|mts|cts)$/;
 
+// bin/aigw.js runs dist/ only when no source file changed after this moment (a file saved during the build may
+// not be in it).
+const startedAt = new Date();
 rmSync(DIST, { recursive: true, force: true });
 
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -31,4 +35,7 @@ for (const source of SOURCES) {
     copied += 1;
   }
 }
+const stamp = join(DIST, '.built');
+closeSync(openSync(stamp, 'w'));
+utimesSync(stamp, startedAt, startedAt);
 process.stdout.write(`dist: compiled ${SOURCES.join(', ')} and copied ${copied} other files\n`);

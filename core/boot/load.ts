@@ -81,9 +81,11 @@ export async function parseConfig(
   for (const p of source.builtIns.providers) providers.register(p);
   fail(await registerThirdParty(data, doc, dir, plugins, providers));
 
+  const configured = data.providers;
   const schema = buildConfigSchema(
     plugins.list().map((p) => ({ name: p.name, configSchema: p.configSchema })),
     providers.list().map((p) => ({ name: p.slug, configSchema: p.configSchema })),
+    new Set(typeof configured === 'object' && configured !== null ? Object.keys(configured) : []),
   );
   const validate = createAjv({ useDefaults: true }).compile(schema);
   if (!validate(data)) fail(configIssues(validate.errors ?? [], doc));

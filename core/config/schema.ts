@@ -286,7 +286,13 @@ function pluginEntrySchema(plugins: SchemaContributor[]): JsonSchema {
   };
 }
 
-export function buildConfigSchema(plugins: SchemaContributor[], providers: SchemaContributor[]): JsonSchema {
+/**
+ * `present`: the provider slugs the file configures. Only their blocks get the full schema: the blocks of all 49
+ * built-in providers made the config schema three times larger and its compile, at every start, about 0.25 s
+ * instead of 0.04 s. The others stay listed (with no schema, and absent from the file anyway), so an unknown
+ * slug is still refused with the list of known ones.
+ */
+export function buildConfigSchema(plugins: SchemaContributor[], providers: SchemaContributor[], present?: ReadonlySet<string>): JsonSchema {
   return {
     type: 'object', additionalProperties: false,
     properties: {
@@ -306,7 +312,7 @@ export function buildConfigSchema(plugins: SchemaContributor[], providers: Schem
       providers: {
         type: 'object', default: {}, [ENTITY_KEYWORD]: 'provider',
         description: 'Provider slug -> connection settings.',
-        properties: Object.fromEntries(providers.map((p) => [p.name, providerBlockSchema(p)])),
+        properties: Object.fromEntries(providers.map((p) => [p.name, !present || present.has(p.name) ? providerBlockSchema(p) : {}])),
         additionalProperties: false,
       },
       models: { type: 'array', items: modelSchema, default: [], description: 'The models callers may name.' },

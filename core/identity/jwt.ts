@@ -3,7 +3,6 @@
  * the claims sub, tenantId, type = access and jti all required, and a revocation blocklist in the KV that
  * every request checks. The database keeps the blocklist's durable copy.
  */
-import { errors, jwtVerify } from 'jose';
 import { GatewayError } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import type { Logger } from '../logger.ts';
@@ -21,6 +20,9 @@ export interface JwtIdentity {
   organizationId: string | null;
   departmentId: string | null;
 }
+
+// jose loads with the first JWT to verify: most gateways authenticate with API keys only.
+let jose: Promise<typeof import('jose')> | undefined;
 
 const revokedKey = (jti: string) => `jwt:revoked:${jti}`;
 
@@ -50,6 +52,7 @@ export class JwtVerifier {
   /** The identity in a valid, unexpired, unrevoked access token; otherwise a 401 GatewayError. */
   async verify(token: string): Promise<JwtIdentity> {
     let payload: Record<string, unknown>;
+    const { errors, jwtVerify } = await (jose ??= import('jose'));
     try {
       ({ payload } = await jwtVerify(token, this.key, {
         algorithms: ['HS256'],

@@ -3,11 +3,8 @@
  * Each format's text keeps what a search needs beside a value: table and JSON lines carry their column names
  * and key paths, and blocks are apart by blank lines, the chunker's preferred break.
  */
-import { csvText } from './csv.ts';
 import { declaredFormat, decodeText, looksLikeHtml, looksLikePdf, type DocumentFormat } from './detect.ts';
-import { htmlText } from './html.ts';
 import { jsonText } from './json.ts';
-import { markdownText } from './markdown.ts';
 import { pdfText } from './pdf.ts';
 import { UnsupportedDocumentError } from './unsupported.ts';
 
@@ -55,11 +52,13 @@ export async function extractText(bytes: Uint8Array, info: DocumentInfo): Promis
   const { format, json } = declared ? { format: declared, json: undefined } : sniffed(text);
   const read = (converted: string | null, as: DocumentFormat): ExtractedText =>
     converted === null ? { text: text.trim(), format: 'plain' } : { text: converted.trim(), format: as };
+  // The HTML, Markdown and CSV libraries load with the first file of their format: a gateway that never ingests
+  // one does not hold them in memory.
   switch (format) {
-    case 'html': return read(htmlText(text), 'html');
-    case 'markdown': return read(markdownText(text), 'markdown');
+    case 'html': return read((await import('./html.ts')).htmlText(text), 'html');
+    case 'markdown': return read((await import('./markdown.ts')).markdownText(text), 'markdown');
     case 'json': return read(json ?? jsonText(text), 'json');
-    case 'csv': return read(csvText(text), 'csv');
+    case 'csv': return read((await import('./csv.ts')).csvText(text), 'csv');
     default: return read(text, 'plain');
   }
 }

@@ -6,7 +6,6 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { register, tsImport } from 'tsx/esm/api';
 
 const TYPESCRIPT = /\.(ts|mts|cts|tsx)$/;
 
@@ -39,6 +38,12 @@ function importModule(url: string): Promise<unknown> {
   if (!url.startsWith('file:')) return import(url);
   const file = fileURLToPath(url);
   if (!TYPESCRIPT.test(file)) return import(url);
+  return importTypeScript(url, file);
+}
+
+/** tsx itself loads only here: a compiled gateway with no TypeScript plugin never holds it. */
+async function importTypeScript(url: string, file: string): Promise<unknown> {
+  const { register, tsImport } = await import('tsx/esm/api');
   if (!isEsModule(file)) return tsImport(url, import.meta.url);
   if (COMPILED && !hooksRegistered) {
     register();

@@ -1,16 +1,24 @@
 /** S3's XML answers, parsed: shared by the S3 requests and by error mapping. */
-import { XMLParser } from 'fast-xml-parser';
+import { createRequire } from 'node:module';
+import type { XMLParser } from 'fast-xml-parser';
 
 // S3 answers in XML with entities (ETags arrive as &quot;...&quot;, keys may hold &amp;), namespaces and optional or
 // repeated elements in any order: a parser reads that as S3 means it, where regexes would misread escaped text.
-const parser = new XMLParser({ parseTagValue: false, ignoreAttributes: true, ignoreDeclaration: true, removeNSPrefix: true });
+// Loaded (its CommonJS build, synchronously) with the first S3 answer: a gateway that never calls Bedrock's
+// batch or file APIs does not hold the parser in memory.
+let parser: XMLParser | undefined;
+const require = createRequire(import.meta.url);
+function xmlParser(): XMLParser {
+  const { XMLParser: Parser } = require('fast-xml-parser') as typeof import('fast-xml-parser');
+  return (parser ??= new Parser({ parseTagValue: false, ignoreAttributes: true, ignoreDeclaration: true, removeNSPrefix: true }));
+}
 
 export type XmlNode = Record<string, unknown>;
 
 /** S3 may send whitespace before the document (CompleteMultipartUpload keeps its connection alive that way). */
 export function parseXml(text: string): XmlNode {
   try {
-    const doc = parser.parse(text.trim()) as unknown;
+    const doc = xmlParser().parse(text.trim()) as unknown;
     return doc && typeof doc === 'object' ? doc as XmlNode : {};
   } catch {
     return {};

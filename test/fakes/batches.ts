@@ -12,6 +12,7 @@ import busboy from 'busboy';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PLUGIN_API_VERSION } from '../../core/public/plugin.ts';
 
 export interface Recorded { method: string; path: string; headers: IncomingMessage['headers']; body: string; at: number }
 
@@ -217,18 +218,20 @@ export async function startFakeBatchApis(): Promise<FakeBatchApis> {
   };
 }
 
-const PUBLIC = new URL('../../core/public/plugin.ts', import.meta.url).href;
-
-/** A plugin that keeps the metered work the gateway reports to it (its shared state): files for startTestGateway. */
+/**
+ * A plugin that keeps the metered work the gateway reports to it (its shared state): files for startTestGateway.
+ * The definition is written out (what definePlugin returns) rather than imported from the source's
+ * core/public/plugin.ts: a gateway in a child process may run the compiled dist/, which has no TypeScript loader.
+ */
 export const TALLY_FILES = {
   'tally.mjs': `
-import { definePlugin } from '${PUBLIC}';
-export default definePlugin({
+export default {
+  apiVersion: ${PLUGIN_API_VERSION},
   name: 'tally', description: 'Keeps the metered work it was given.', configSchema: { type: 'object' },
   init: () => ({ seen: [] }),
   setup: () => (ctx, next) => next(),
   async onMeteredWork(work, services, shared) { shared.seen.push(work); },
-});`,
+};`,
 };
 
 /** Providers on the fake, the auth plugin on the batch and file routes, the tally plugin, fast polling; `extra` is appended. */
