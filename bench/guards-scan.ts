@@ -48,7 +48,8 @@ const settings = settingsFor(config, undefined);
 const signal = new AbortController().signal;
 const state = () => ({}) as GatewayState;
 
-async function time(name: string, iterations: number, run: () => Promise<void> | void): Promise<void> {
+/** Per-call times in µs, after a warm-up. */
+async function sample(iterations: number, run: () => Promise<void> | void): Promise<number[]> {
   for (let i = 0; i < Math.min(500, iterations); i++) await run();
   const samples: number[] = [];
   for (let i = 0; i < iterations; i++) {
@@ -56,26 +57,42 @@ async function time(name: string, iterations: number, run: () => Promise<void> |
     await run();
     samples.push((performance.now() - t0) * 1000);
   }
+  return samples;
+}
+
+async function time(name: string, iterations: number, run: () => Promise<void> | void): Promise<void> {
+  const samples = await sample(iterations, run);
   const mean = samples.reduce((a, b) => a + b, 0) / samples.length;
   console.log(`${name.padEnd(72)} mean ${mean.toFixed(1).padStart(7)} µs   p50 ${percentile(samples, 50).toFixed(1).padStart(7)} µs   p99 ${percentile(samples, 99).toFixed(1).padStart(7)} µs`);
 }
 
-const iterations = Number(process.argv[2] ?? 5000);
-const plain = prompt();
-const size = plain.body.messages.reduce((n, m) => n + String(m.content).length, 0);
-console.log(`guards, defaults (cards and secrets block, e-mails and phones redact, injection blocks at 0.5); prompt of ${size} characters`);
-await time('input check, 2 KB prompt, no finding', iterations, () => guardInput(entry, settings, new RequestGuards(state(), false), prompt(), signal, 'r'));
-await time('input check, 2 KB prompt, an e-mail and a phone redacted', iterations, () => guardInput(entry, settings, new RequestGuards(state(), false), prompt(' Reach me at ann@example.com or +1 415 555 2671.'), signal, 'r'));
-
-const chunks: ChatCompletionChunk[] = (PROSE + PROSE).split(/(?<= )/).slice(0, 40).map((content) => ({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] }));
 const first: ChatCompletionChunk = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello there, ' }, finish_reason: null }] };
-await time('what the guards add before the first token (input check + first chunk)', iterations, async () => {
+
+/** What the guards add before a stream's first token, at the defaults: the input check, then the first chunk through the window. */
+async function beforeFirstToken(): Promise<void> {
   const guards = new RequestGuards(state(), false);
   await guardInput(entry, settings, guards, prompt(), signal, 'r');
   streamStage(outputPlan(entry, settings, guards, signal, 'r')).chunk!(first);
-});
-await time('stream window, 40 chunks (per stream)', Math.ceil(iterations / 5), () => {
-  const stage = streamStage(outputPlan(entry, settings, new RequestGuards(state(), false), signal, 'r'));
-  for (const c of chunks) stage.chunk!(c);
-  stage.end!();
-});
+}
+
+/** For `npm run bench`: the added time before the first token, in ms, over `iterations` streams. */
+export async function guardsFirstTokenMs(iterations: number): Promise<number[]> {
+  return (await sample(iterations, beforeFirstToken)).map((us) => us / 1000);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const iterations = Number(process.argv[2] ?? 5000);
+  const plain = prompt();
+  const size = plain.body.messages.reduce((n, m) => n + String(m.content).length, 0);
+  console.log(`guards, defaults (cards and secrets block, e-mails and phones redact, injection blocks at 0.5); prompt of ${size} characters`);
+  await time('input check, 2 KB prompt, no finding', iterations, () => guardInput(entry, settings, new RequestGuards(state(), false), prompt(), signal, 'r'));
+  await time('input check, 2 KB prompt, an e-mail and a phone redacted', iterations, () => guardInput(entry, settings, new RequestGuards(state(), false), prompt(' Reach me at ann@example.com or +1 415 555 2671.'), signal, 'r'));
+
+  const chunks: ChatCompletionChunk[] = (PROSE + PROSE).split(/(?<= )/).slice(0, 40).map((content) => ({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] }));
+  await time('what the guards add before the first token (input check + first chunk)', iterations, beforeFirstToken);
+  await time('stream window, 40 chunks (per stream)', Math.ceil(iterations / 5), () => {
+    const stage = streamStage(outputPlan(entry, settings, new RequestGuards(state(), false), signal, 'r'));
+    for (const c of chunks) stage.chunk!(c);
+    stage.end!();
+  });
+}

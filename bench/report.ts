@@ -78,6 +78,8 @@ export interface Results {
   };
   variants: VariantResult[];
   soak?: SoakResult;
+  /** What the guards add before a stream's first token, measured in-process (bench/guards-scan.ts). */
+  guards?: { iterations: number; firstTokenMs: { p50: number; p99: number } };
   targets: TargetResult[];
 }
 
