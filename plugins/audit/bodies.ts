@@ -3,21 +3,22 @@
  * `[REDACTED]`, then cut at `maxBodyBytes` (the record says it was cut). A credential is never meant to be in a
  * body, but callers paste keys into prompts and providers echo them: the log must not become a key store.
  */
+import { SECRETS } from '../guards/secrets.ts';
+
 export type BodiesSetting = 'none' | 'request' | 'response' | 'both';
 
 export const REDACTED = '[REDACTED]';
 
-/** Each pattern matches a whole credential; what it matches is replaced. */
+/**
+ * Each pattern matches a whole credential; what it matches is replaced. The well-known key formats are the
+ * guards plugin's list (one list to keep current); the rest are what an audit body adds: the gateway's own keys,
+ * Authorization values, publishable and restricted keys, and `key: value` pairs named like a secret.
+ */
 const CREDENTIALS: readonly RegExp[] = [
+  SECRETS,
   /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/gi,
-  /\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}/g, // OpenAI, Anthropic (sk-ant-...), Stripe-style keys
+  /\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}/g, // shorter and publishable variants the guards' formats do not block
   /\baigw_sk_[A-Za-z0-9_-]{8,}/g, // the gateway's own API keys
-  /\bAKIA[0-9A-Z]{16}\b/g, // AWS access key ids
-  /\bAIza[0-9A-Za-z_-]{35}\b/g, // Google API keys
-  /\bgh[pousr]_[A-Za-z0-9]{30,}\b/g, // GitHub tokens
-  /\bxox[abprs]-[A-Za-z0-9-]{10,}/g, // Slack tokens
-  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, // JWTs
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
   /\b(?:api[_-]?key|secret|password|passwd|token)(["']?\s*[:=]\s*["']?)[^\s"',}]{6,}/gi,
 ];
 

@@ -45,10 +45,11 @@ describe('audit bodies', () => {
     const text = [
       'Authorization: Bearer abcdefghijklmnop', 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz', 'aigw_sk_0123456789abcdef',
       'AKIAABCDEFGHIJKLMNOP', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijklmnop',
-      'api_key=supersecretvalue', 'password: "hunter2hunter2"',
+      'api_key=supersecretvalue', 'password: "hunter2hunter2"', 'github_pat_11ABCDEFG0123456789abcdefghij', 'xoxb-1234567890-abcdefghij',
+      'AIzaSyA1234567890abcdefghijklmnopqrstuv', 'rk_live_abcdefghijklmnopqrstuvwx', '-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----',
     ].join(' | ');
     const out = redactCredentials(text);
-    for (const secret of ['abcdefghijklmnop', 'sk-ant-api03', 'aigw_sk_0123', 'AKIAABCD', 'ghp_abcd', 'eyJhbGci', 'supersecretvalue', 'hunter2hunter2']) {
+    for (const secret of ['abcdefghijklmnop', 'sk-ant-api03', 'aigw_sk_0123', 'AKIAABCD', 'ghp_abcd', 'eyJhbGci', 'supersecretvalue', 'hunter2hunter2', 'github_pat_11', 'xoxb-12', 'AIzaSyA1', 'rk_live_', 'MIIEpAIB']) {
       assert.ok(!out.includes(secret), `${secret} is gone: ${out}`);
     }
     assert.match(out, /api_key=\[REDACTED\]/);
