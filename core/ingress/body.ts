@@ -4,9 +4,9 @@
  * too: schema validation, token estimates and translators walk bodies recursively and would overflow the stack.
  */
 import { drainRefused } from './drain.ts';
-import { koaBody } from 'koa-body';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { GatewayError } from '../errors.ts';
+import { parseStrictJson, readRawBody } from './json-reader.ts';
 
 /**
  * Arrays and objects inside each other, the outermost counting 1. JSON Schemas of tools and structured outputs
@@ -16,22 +16,32 @@ export const MAX_JSON_DEPTH = 128;
 
 type BodyReader = (ctx: Context) => Promise<unknown>;
 const readers = new Map<number, BodyReader>();
+/** Methods koa-body parses; on others the body is left unread, as it was. */
+const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 export function jsonBodyReader(limitBytes: number): BodyReader {
   let reader = readers.get(limitBytes);
   if (reader) return reader;
-  const parse = koaBody({ json: true, jsonStrict: true, jsonLimit: limitBytes, multipart: false, urlencoded: false, text: false, patchNode: false, patchKoa: true });
+  let compressed: Promise<Middleware> | undefined;
   const noop = async () => {};
   reader = async (ctx: Context) => {
     if (!ctx.is('application/json', '+json')) {
       throw new GatewayError('VALIDATION_ERROR', 'Request body must be JSON (Content-Type: application/json)', [{ path: '', message: 'Content-Type must be application/json' }]);
     }
+    let body: unknown;
     try {
-      await parse(ctx, noop);
+      const encoding = ctx.req.headers['content-encoding'];
+      if (encoding === undefined || encoding === 'identity') {
+        body = PARSED_METHODS.has(ctx.method.toUpperCase()) ? parseStrictJson(await readRawBody(ctx.req, limitBytes)) : ctx.request.body;
+      } else {
+        // Compressed bodies are rare: koa-body (and zod, which it loads) only on the first one.
+        compressed ??= import('koa-body').then(({ koaBody }) => koaBody({ json: true, jsonStrict: true, jsonLimit: limitBytes, multipart: false, urlencoded: false, text: false, patchNode: false, patchKoa: true }));
+        await (await compressed)(ctx, noop);
+        body = ctx.request.body;
+      }
     } catch (err) {
       throw bodyError(ctx, err, limitBytes);
     }
-    const body: unknown = ctx.request.body;
     if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
       throw new GatewayError('VALIDATION_ERROR', `Request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`,
         [{ path: '', message: `nests deeper than ${MAX_JSON_DEPTH} levels` }]);
