@@ -9,6 +9,7 @@ import type { AnyPluginDefinition } from './pipeline/plugin.ts';
 import { loadConfig } from './boot/load.ts';
 import { renderProviderTable, withProviderTable } from './dispatch/provider-table.ts';
 import { createGateway } from './gateway.ts';
+import { describeEmptyCredential, ensurePortFree, listenFailure } from './boot/startup-checks.ts';
 import { createLogger } from './logger.ts';
 import { migrate } from './store/migrate.ts';
 import { openStores } from './store/open.ts';
@@ -48,8 +49,15 @@ async function start(args: string[]): Promise<number> {
   const { values } = configOption(args);
   const loaded = await loadConfig({ file: values.config, builtIns });
   const logger = createLogger();
+  const { host, port } = loaded.config.server;
+  // Before the stores open and the plugins set up: a port in use is told at once, not after all that.
+  await ensurePortFree(host, port);
+  for (const empty of loaded.emptyCredentials) logger.warn({ provider: empty.provider, variables: empty.variables }, describeEmptyCredential(empty));
   const gateway = await createGateway(loaded, { logger });
-  const url = await gateway.listen();
+  const url = await gateway.listen().catch(async (err: NodeJS.ErrnoException) => {
+    await gateway.close();
+    throw listenFailure(err, host, port);
+  });
   const { storage } = loaded.config;
   logger.info({
     url: url.replace('127.0.0.1', loaded.config.server.host),
