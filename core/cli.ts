@@ -3,6 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { AdminCallError } from './cli/admin-client.ts';
 import { ADMIN_GROUPS, ADMIN_USAGE, adminCommand, UsageError } from './cli/admin-commands.ts';
+import { USAGE_COMMAND_USAGE, usageCommand } from './cli/usage-command.ts';
 import { ConfigError } from './config/document.ts';
 import { builtIns } from './cli/builtins.ts';
 import type { AnyPluginDefinition } from './pipeline/plugin.ts';
@@ -22,7 +23,7 @@ commands:
   migrate [--config FILE]          apply database migrations and exit
   providers [--config FILE] [--write FILE]
                                    print the registered providers as a markdown table, or rewrite it in FILE
-${ADMIN_USAGE}${(builtIns.plugins as readonly AnyPluginDefinition[]).flatMap((plugin) => plugin.commands ?? []).map((command) => `\n${command.usage}`).join('')}
+${ADMIN_USAGE}${USAGE_COMMAND_USAGE}${(builtIns.plugins as readonly AnyPluginDefinition[]).flatMap((plugin) => plugin.commands ?? []).map((command) => `\n${command.usage}`).join('')}
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -32,6 +33,7 @@ async function main(argv: string[]): Promise<number> {
     case 'validate': return validate(rest);
     case 'migrate': return migrateCommand(rest);
     case 'providers': return providersCommand(rest);
+    case 'usage': return usageCommand(rest);
     case undefined: case '-h': case '--help': case 'help':
       process.stdout.write(USAGE);
       return command === undefined ? 1 : 0;
