@@ -66,9 +66,6 @@ async function start(args: string[]): Promise<number> {
     database: storage.databaseUrl ? 'postgres' : `pglite (${storage.dataDir})`,
     kv: storage.redisUrl ? 'redis' : 'memory',
   }, 'aigw is listening');
-  const keys = await gateway.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys');
-  if (keys[0]?.n === 0) logger.info('no API keys yet: create one with `npx aigw keys create --name my-app`');
-
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
@@ -84,6 +81,10 @@ async function start(args: string[]): Promise<number> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // After the handlers: a signal that comes as soon as the gateway listens is a clean stop, not a kill. A stop
+  // that closes the database under this query leaves the hint out.
+  const keys = await gateway.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys').catch(() => null);
+  if (keys?.[0]?.n === 0) logger.info('no API keys yet: create one with `npx aigw keys create --name my-app`');
   return new Promise<number>(() => {}); // runs until a signal
 }
 
