@@ -3,12 +3,14 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { AdminCallError } from './cli/admin-client.ts';
 import { ADMIN_GROUPS, ADMIN_USAGE, adminCommand, UsageError } from './cli/admin-commands.ts';
+import { USAGE_COMMAND_USAGE, usageCommand } from './cli/usage-command.ts';
 import { ConfigError } from './config/document.ts';
 import { builtIns } from './cli/builtins.ts';
 import type { AnyPluginDefinition } from './pipeline/plugin.ts';
 import { loadConfig } from './boot/load.ts';
 import { renderProviderTable, withProviderTable } from './dispatch/provider-table.ts';
 import { createGateway } from './gateway.ts';
+import { describeEmptyCredential, ensurePortFree, listenFailure } from './boot/startup-checks.ts';
 import { createLogger } from './logger.ts';
 import { migrate } from './store/migrate.ts';
 import { openStores } from './store/open.ts';
@@ -21,7 +23,7 @@ commands:
   migrate [--config FILE]          apply database migrations and exit
   providers [--config FILE] [--write FILE]
                                    print the registered providers as a markdown table, or rewrite it in FILE
-${ADMIN_USAGE}${(builtIns.plugins as readonly AnyPluginDefinition[]).flatMap((plugin) => plugin.commands ?? []).map((command) => `\n${command.usage}`).join('')}
+${ADMIN_USAGE}${USAGE_COMMAND_USAGE}${(builtIns.plugins as readonly AnyPluginDefinition[]).flatMap((plugin) => plugin.commands ?? []).map((command) => `\n${command.usage}`).join('')}
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -31,6 +33,7 @@ async function main(argv: string[]): Promise<number> {
     case 'validate': return validate(rest);
     case 'migrate': return migrateCommand(rest);
     case 'providers': return providersCommand(rest);
+    case 'usage': return usageCommand(rest);
     case undefined: case '-h': case '--help': case 'help':
       process.stdout.write(USAGE);
       return command === undefined ? 1 : 0;
@@ -48,17 +51,21 @@ async function start(args: string[]): Promise<number> {
   const { values } = configOption(args);
   const loaded = await loadConfig({ file: values.config, builtIns });
   const logger = createLogger();
+  const { host, port } = loaded.config.server;
+  // Before the stores open and the plugins set up: a port in use is told at once, not after all that.
+  await ensurePortFree(host, port);
+  for (const empty of loaded.emptyCredentials) logger.warn({ provider: empty.provider, variables: empty.variables }, describeEmptyCredential(empty));
   const gateway = await createGateway(loaded, { logger });
-  const url = await gateway.listen();
+  const url = await gateway.listen().catch(async (err: NodeJS.ErrnoException) => {
+    await gateway.close();
+    throw listenFailure(err, host, port);
+  });
   const { storage } = loaded.config;
   logger.info({
     url: url.replace('127.0.0.1', loaded.config.server.host),
     database: storage.databaseUrl ? 'postgres' : `pglite (${storage.dataDir})`,
     kv: storage.redisUrl ? 'redis' : 'memory',
   }, 'aigw is listening');
-  const keys = await gateway.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys');
-  if (keys[0]?.n === 0) logger.info('no API keys yet: create one with `npx aigw keys create --name my-app`');
-
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
@@ -74,6 +81,10 @@ async function start(args: string[]): Promise<number> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // After the handlers: a signal that comes as soon as the gateway listens is a clean stop, not a kill. A stop
+  // that closes the database under this query leaves the hint out.
+  const keys = await gateway.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys').catch(() => null);
+  if (keys?.[0]?.n === 0) logger.info('no API keys yet: create one with `npx aigw keys create --name my-app`');
   return new Promise<number>(() => {}); // runs until a signal
 }
 

@@ -13,11 +13,14 @@ import { configIssues } from '../config/issues.ts';
 import { buildConfigSchema } from '../config/schema.ts';
 import { DEFAULT_PIPELINE, semanticIssues } from './semantics.ts';
 import type { GatewayConfig, ModelConfig, PluginEntry } from '../config/types.ts';
+import { emptyCredentials, type EmptyCredential } from './startup-checks.ts';
 
 export interface LoadedConfig {
   config: GatewayConfig;
   plugins: PluginRegistry;
   providers: ProviderRegistry;
+  /** Enabled providers whose apiKey came out empty: `aigw start` warns of each. */
+  emptyCredentials: EmptyCredential[];
 }
 
 /**
@@ -68,6 +71,8 @@ export async function parseConfig(
   const fail = (issues: ConfigIssue[]) => {
     if (issues.length > 0) throw new ConfigError(display, issues);
   };
+  // Before substitution, where an empty credential's variable is still named.
+  const written = doc.toJS();
   fail(doc.interpolate(source.env));
 
   const data = doc.toJS() as Data;
@@ -92,7 +97,7 @@ export async function parseConfig(
 
   const config = withImplicitDefault(toConfig(data, { file: source.file, dir }), plugins, source.builtIns.defaultPipeline);
   fail(semanticIssues(config, providers, plugins).map((i) => ({ ...i, ...doc.locate(i.pointer, i.key) })));
-  return { config, plugins, providers };
+  return { config, plugins, providers, emptyCredentials: emptyCredentials(config, written) };
 }
 
 function applyEnvironmentDefaults(data: Data, env: NodeJS.ProcessEnv, cwd: string): void {

@@ -20,7 +20,7 @@ import { openStores } from '../store/open.ts';
 
 export class AdminCallError extends Error {}
 
-export type AdminCall = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) => Promise<unknown>;
+export type AdminCall = (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown) => Promise<unknown>;
 
 async function call(baseUrl: string, token: string, method: string, path: string, body?: unknown): Promise<unknown> {
   const response = await fetch(`${baseUrl}${ADMIN_PREFIX}${path}`, {

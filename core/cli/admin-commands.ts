@@ -14,6 +14,10 @@ export const ADMIN_USAGE = `  keys create --name NAME [--capabilities chat,embed
                                    create an API key and print it (shown once)
   keys list [--tenant ID]          list API keys
   keys show ID | keys revoke ID    show or revoke one key
+  keys update ID [--name NAME] [--capabilities chat,embeddings] [--allowed-ips IP,CIDR | --no-ip-limit]
+              [--requests-per-minute N] [--requests-per-day N] [--tokens-per-day N] [--no-rate-limits]
+              [--expires-at ISO | --no-expiry]
+                                   change a key; rate limits given replace the key's limits as a whole
   tenants create --id ID --name NAME | tenants list
   orgs create --name NAME [--tenant ID] | orgs list [--tenant ID] | orgs show ID
   departments create --organization ID --name NAME | departments list [--organization ID] | departments show ID
@@ -75,6 +79,20 @@ function overrides(values: unknown): Record<string, string> | undefined {
   }));
 }
 
+const rateLimitOptions = {
+  'requests-per-minute': { type: 'string' }, 'requests-per-day': { type: 'string' }, 'tokens-per-day': { type: 'string' },
+} as const;
+
+/** The rate limits the options give, or undefined when they give none. */
+function rateLimits(v: Values): Record<string, unknown> | undefined {
+  const limits = defined({
+    requestsPerMinute: integer(v['requests-per-minute'], 'requests-per-minute'),
+    requestsPerDay: integer(v['requests-per-day'], 'requests-per-day'),
+    tokensPerDay: integer(v['tokens-per-day'], 'tokens-per-day'),
+  });
+  return Object.keys(limits).length > 0 ? limits : undefined;
+}
+
 interface Command {
   options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean; default?: boolean }>;
   /** Positional arguments the command needs, by name. */
@@ -119,6 +137,34 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       print: listLines(['id', 'name', 'status', 'tenantId', 'prefix', 'lastUsedAt']),
     },
     show: { options: {}, positionals: ['ID'], run: (admin, _v, [id]) => admin('GET', `/keys/${encodeURIComponent(id!)}`) },
+    update: {
+      options: {
+        name: { type: 'string' }, capabilities: { type: 'string' }, 'allowed-ips': { type: 'string' }, 'no-ip-limit': { type: 'boolean' },
+        ...rateLimitOptions, 'no-rate-limits': { type: 'boolean' }, 'expires-at': { type: 'string' }, 'no-expiry': { type: 'boolean' },
+      },
+      positionals: ['ID'],
+      run: (admin, v, [id]) => {
+        const limits = rateLimits(v);
+        if (limits && v['no-rate-limits']) throw new UsageError('--no-rate-limits goes without the rate-limit options');
+        if (v['expires-at'] !== undefined && v['no-expiry']) throw new UsageError('--expires-at and --no-expiry exclude each other');
+        if (v['allowed-ips'] !== undefined && v['no-ip-limit']) throw new UsageError('--allowed-ips and --no-ip-limit exclude each other');
+        const body = defined({
+          name: v.name,
+          scopes: v.capabilities === undefined ? undefined : { capabilities: list(v.capabilities) },
+          allowedIps: v['no-ip-limit'] ? [] : list(v['allowed-ips']),
+          rateLimits: v['no-rate-limits'] ? null : limits,
+          expiresAt: v['no-expiry'] ? null : v['expires-at'],
+        });
+        if (Object.keys(body).length === 0) throw new UsageError('keys update needs at least one field to change');
+        return admin('PATCH', `/keys/${encodeURIComponent(id!)}`, body);
+      },
+      print: (answer) => {
+        const key = answer as { id: string; rateLimits: unknown; allowedIps: string[]; scopes: { capabilities: string[] }; expiresAt: string | null };
+        return [`updated ${key.id}`, `capabilities ${key.scopes.capabilities.join(',')}`,
+          `rate limits ${key.rateLimits ? JSON.stringify(key.rateLimits) : 'none'}`,
+          `allowed addresses ${key.allowedIps.length > 0 ? key.allowedIps.join(',') : 'any'}`, `expires ${key.expiresAt ?? 'never'}`].join('\n');
+      },
+    },
     revoke: {
       options: {}, positionals: ['ID'],
       run: (admin, _v, [id]) => admin('POST', `/keys/${encodeURIComponent(id!)}/revoke`),
@@ -160,23 +206,17 @@ const COMMANDS: Record<string, Record<string, Command>> = {
     set: {
       options: {
         organization: { type: 'string' }, department: { type: 'string' }, models: { type: 'string' },
-        override: { type: 'string', multiple: true }, 'requests-per-minute': { type: 'string' },
-        'requests-per-day': { type: 'string' }, 'tokens-per-day': { type: 'string' },
+        override: { type: 'string', multiple: true }, ...rateLimitOptions,
       },
       run: (admin, v) => {
         const [kind, id] = typeof v.organization === 'string' ? ['organizations', v.organization] : ['departments', v.department];
         if (typeof id !== 'string' || (v.organization !== undefined && v.department !== undefined)) {
           throw new UsageError('policies set needs exactly one of --organization ID and --department ID');
         }
-        const rateLimits = defined({
-          requestsPerMinute: integer(v['requests-per-minute'], 'requests-per-minute'),
-          requestsPerDay: integer(v['requests-per-day'], 'requests-per-day'),
-          tokensPerDay: integer(v['tokens-per-day'], 'tokens-per-day'),
-        });
         return admin('PUT', `/${kind}/${encodeURIComponent(id)}/policy`, defined({
           models: list(v.models),
           modelOverrides: overrides(v.override),
-          rateLimits: Object.keys(rateLimits).length > 0 ? rateLimits : undefined,
+          rateLimits: rateLimits(v),
         }));
       },
     },

@@ -8,7 +8,7 @@ import type { Logger } from '../logger.ts';
 import type { KV } from '../store/kv.ts';
 import { IdentityCache } from './cache.ts';
 import { compileRequestSchema, refuseUnstorableText } from '../validation.ts';
-import { createApiKeySchema } from './schemas.ts';
+import { createApiKeySchema, updateApiKeySchema } from './schemas.ts';
 import { listPage, type Page, type PageRequest } from '../store/pagination.ts';
 import { GatewayError } from '../errors.ts';
 import { recordAdminWrite, type AdminScope } from './admin-audit.ts';
@@ -66,7 +66,18 @@ interface KeyRow {
   revoked_at: Date | string | null; last_used_at: Date | string | null;
 }
 
+/** The fields an update may change; null clears rateLimits and expiresAt. */
+export interface UpdateApiKeyInput {
+  name?: string;
+  scopes?: CreateApiKeyInput['scopes'];
+  rateLimits?: RateLimits | null;
+  expiresAt?: string | null;
+  allowedIps?: string[];
+  metadata?: Record<string, unknown>;
+}
+
 const validateCreate = compileRequestSchema<CreateApiKeyInput>(createApiKeySchema);
+const validateUpdate = compileRequestSchema<UpdateApiKeyInput>(updateApiKeySchema);
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
@@ -212,6 +223,39 @@ export class ApiKeyService {
     return toRecord(row);
   }
 
+  /**
+   * Changes a key's limits, addresses, capabilities, expiry, name or metadata. Like a revocation, the cache entry
+   * goes at once, so the next request on every instance sharing the KV sees the new values.
+   */
+  async update(id: string, input: unknown, scope: AdminScope): Promise<ApiKeyRecord> {
+    const fields = validateUpdate(input);
+    refuseUnstorableText(fields, 'The key');
+    const row = await this.db.transaction(async (tx) => {
+      const [current] = await tx.query<KeyRow>('SELECT * FROM api_keys WHERE id = $1 FOR UPDATE', [id]);
+      if (!current || !visible(scope, current.tenant_id)) throw notFound(id);
+      if (current.status === 'revoked') throw new GatewayError('VALIDATION_ERROR', `API key ${id} is revoked: create a new key instead`, { id });
+      const expiresAt = fields.expiresAt === undefined ? current.expires_at : fields.expiresAt;
+      // A key marked expired comes back when its expiry moves past now (or goes); the reverse is judged on use.
+      const status = current.status === 'expired' && (expiresAt === null || Date.parse(iso(expiresAt)!) > Date.now()) ? 'active' : current.status;
+      const [updated] = await tx.query<KeyRow>(
+        `UPDATE api_keys SET name = $2, capabilities = $3, provider_ids = $4, model_ids = $5, rate_limits = $6,
+           expires_at = $7, allowed_ips = $8, metadata = $9, status = $10 WHERE id = $1 RETURNING *`,
+        [
+          id, fields.name ?? current.name,
+          fields.scopes?.capabilities ?? current.capabilities, fields.scopes?.providerIds ?? current.provider_ids,
+          fields.scopes?.modelIds ?? current.model_ids,
+          fields.rateLimits === undefined ? jsonOrNull(current.rate_limits) : jsonOrNull(fields.rateLimits),
+          expiresAt, fields.allowedIps ?? current.allowed_ips,
+          fields.metadata === undefined ? jsonOrNull(current.metadata) : jsonOrNull(fields.metadata), status,
+        ],
+      );
+      await recordAdminWrite(tx, { actor: scope.actor, action: 'update', targetType: 'api_key', targetId: id, details: { fields: Object.keys(fields) } });
+      return updated!;
+    });
+    await this.cache.invalidate(CACHE_PREFIX + row.key_hash, `The update of ${id}`);
+    return toRecord(row);
+  }
+
   async get(id: string, scope: AdminScope): Promise<ApiKeyRecord> {
     const [row] = await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [id]);
     if (!row || !visible(scope, row.tenant_id)) throw notFound(id);
@@ -237,6 +281,8 @@ export class ApiKeyService {
     return rows.map(toRecord);
   }
 }
+
+const jsonOrNull = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
 const notFound = (id: string) => new GatewayError('NOT_FOUND', `No API key ${id}`, { id });
 

@@ -3,29 +3,51 @@ import type { JsonSchema } from '../json-schema.ts';
 import { CAPABILITIES } from '../config/capabilities.ts';
 
 const positiveInt: JsonSchema = { type: 'integer', minimum: 1 };
+const keyName: JsonSchema = { type: 'string', minLength: 1, maxLength: 200 };
+
+/** The key fields an update may change too (see updateApiKeySchema). */
+const changeableKeyFields: Record<string, JsonSchema> = {
+  scopes: {
+    type: 'object', additionalProperties: false,
+    properties: {
+      capabilities: { type: 'array', items: { type: 'string', enum: [...CAPABILITIES] }, uniqueItems: true, description: 'Default ["chat"].' },
+      providerIds: { type: 'array', items: { type: 'string' }, description: 'Stored, not enforced.' },
+      modelIds: { type: 'array', items: { type: 'string' }, description: 'Stored, not enforced.' },
+    },
+  },
+  rateLimits: {
+    type: 'object', additionalProperties: false,
+    properties: { requestsPerMinute: positiveInt, requestsPerDay: positiveInt, tokensPerDay: positiveInt },
+  },
+  expiresAt: { type: 'string', format: 'date-time', description: 'ISO 8601; after it the key is expired.' },
+  allowedIps: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'Addresses and CIDR ranges; empty means unrestricted.' },
+  metadata: { type: 'object' },
+};
 
 export const createApiKeySchema: JsonSchema = {
   type: 'object', additionalProperties: false, required: ['name'],
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 200 },
+    name: keyName,
     tenantId: { type: 'string', minLength: 1, maxLength: 200, description: 'Tenant (deployment) the key belongs to; default "default".' },
     organizationId: { type: 'string', minLength: 1, maxLength: 200, description: 'Organization of the tenant the key belongs to; its policy applies.' },
     departmentId: { type: 'string', minLength: 1, maxLength: 200, description: 'Department of that organization; its policy narrows the organization\'s.' },
-    scopes: {
-      type: 'object', additionalProperties: false,
-      properties: {
-        capabilities: { type: 'array', items: { type: 'string', enum: [...CAPABILITIES] }, uniqueItems: true, description: 'Default ["chat"].' },
-        providerIds: { type: 'array', items: { type: 'string' }, description: 'Stored, not enforced.' },
-        modelIds: { type: 'array', items: { type: 'string' }, description: 'Stored, not enforced.' },
-      },
-    },
-    rateLimits: {
-      type: 'object', additionalProperties: false,
-      properties: { requestsPerMinute: positiveInt, requestsPerDay: positiveInt, tokensPerDay: positiveInt },
-    },
-    expiresAt: { type: 'string', format: 'date-time', description: 'ISO 8601; after it the key is expired.' },
-    allowedIps: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'Addresses and CIDR ranges; empty means unrestricted.' },
-    metadata: { type: 'object' },
+    ...changeableKeyFields,
+  },
+};
+
+/**
+ * The fields `PATCH /admin/v1/keys/:id` may change, validated as strictly as at creation. Ownership (tenant,
+ * organization, department) stays: a key moves by revoking it and creating another. null clears rateLimits and
+ * expiresAt.
+ */
+export const updateApiKeySchema: JsonSchema = {
+  type: 'object', additionalProperties: false, minProperties: 1,
+  properties: {
+    name: keyName,
+    ...changeableKeyFields,
+    scopes: { ...changeableKeyFields.scopes, description: 'Each list given replaces the stored one; lists not given stay.' },
+    rateLimits: { ...changeableKeyFields.rateLimits, nullable: true, description: 'Replaces the key\'s limits as a whole; null removes them.' },
+    expiresAt: { ...changeableKeyFields.expiresAt, nullable: true, description: 'ISO 8601; null: never expires. A later expiry reactivates a key that had expired.' },
   },
 };
 

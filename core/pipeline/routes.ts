@@ -56,7 +56,7 @@ export interface AdminRequest {
 }
 
 export interface AdminRouteDescription {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Under /admin/v1, in the router's `:param` form. */
   path: string;
   summary: string;

@@ -166,8 +166,14 @@ export function usageQuery(query: Query, now: number): UsageQuery {
   return { from: start, to: end, groups, limit, after: null };
 }
 
+/** Which usage records a query covers: SQL conditions over usage_records, with their parameters ($1...). */
+export interface RecordScope {
+  where: string[];
+  params: unknown[];
+}
+
 /** Whose records a caller may read. */
-export function scopeFor(caller: Caller): { where: string[]; params: unknown[] } {
+export function scopeFor(caller: Caller): RecordScope {
   if (caller.kind === 'api_key') return { where: ['tenant_id = $1', 'api_key_id = $2'], params: [caller.tenantId, caller.id] };
   if (caller.role === 'admin') return { where: ['tenant_id = $1'], params: [caller.tenantId] };
   return { where: ['tenant_id = $1', 'user_id = $2', `caller_kind = 'jwt'`], params: [caller.tenantId, caller.id] };
@@ -191,8 +197,10 @@ interface SumRow {
   [group: `g_${string}`]: string | null;
 }
 
-export async function usagePage(db: Queryable, caller: Caller, q: UsageQuery) {
-  const { where, params } = scopeFor(caller);
+/** One page of usage rows of the records in `scope` (a caller's: scopeFor; an admin's: admin-routes.ts). */
+export async function usagePage(db: Queryable, scope: RecordScope, q: UsageQuery) {
+  const where = [...scope.where];
+  const params = [...scope.params];
   params.push(new Date(q.from).toISOString(), new Date(q.to).toISOString());
   where.push(`created_at >= $${params.length - 1}::timestamptz`, `created_at < $${params.length}::timestamptz`);
   const sums = `sum(requests)::text AS requests, sum(prompt_tokens)::text AS prompt_tokens, sum(completion_tokens)::text AS completion_tokens,
@@ -324,7 +332,7 @@ export const usageEndpoint: PluginEndpoint<unknown> = {
       const caller = ctx.state.gw.caller;
       // The config keeps auth on every /v1 pipeline; without a caller there is nobody to scope the records to.
       if (!caller) throw new GatewayError('AUTH_REQUIRED', 'Authentication required');
-      ctx.body = await usagePage(db, caller, usageQuery(ctx.query, Date.now()));
+      ctx.body = await usagePage(db, scopeFor(caller), usageQuery(ctx.query, Date.now()));
     };
   },
 };

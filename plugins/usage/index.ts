@@ -2,7 +2,8 @@
  * usage: exactly one usage record per request that reaches it (modality, tokens, search units, cost, latency,
  * time to first byte, status, error code), written in batches by one recorder per gateway
  * (core/store/buffered-recorder.ts) that every pipeline entry shares. Reads the caller, so it requires "caller"
- * (auth provides it). Owns the usage_records table (migrations/) and GET /v1/usage (endpoint.ts). Only
+ * (auth provides it). Owns the usage_records table (migrations/), GET /v1/usage (endpoint.ts) and
+ * GET /admin/v1/usage (admin-routes.ts). Only
  * dispatch endpoints are recorded: local endpoints (/v1/models, /v1/usage) and the passthrough pass through.
  * Work metered outside a request (a batch) is one record, written at once (metered.ts).
  */
@@ -13,6 +14,7 @@ import { definePlugin } from '../../core/pipeline/plugin.ts';
 import { insertUsageRecords, type UsageRecord } from './record.ts';
 import { BufferedRecorder, type RecorderSettings } from '../../core/store/buffered-recorder.ts';
 import { usageEndpoint } from './endpoint.ts';
+import { usageAdminRoutes } from './admin-routes.ts';
 import { RequestMeter } from './meter.ts';
 import { recordMeteredWork } from './metered.ts';
 
@@ -110,6 +112,7 @@ export default definePlugin<UsagePluginConfig, UsageShared>({
   requires: ['caller'],
   migrations: fileURLToPath(new URL('./migrations/', import.meta.url)),
   endpoints: [usageEndpoint],
+  adminRoutes: usageAdminRoutes,
   init: (): UsageShared => ({ meters: new OpenMeters() }),
   onMeteredWork: (work, services) => recordMeteredWork(services.db, work, services),
   checkEntries(entries) {

@@ -25,6 +25,7 @@ const NOT_PLUGIN_NAMES: Array<{ file: string; line: string; why: string }> = [
   { file: 'core/ingress/schemas/embeddings.ts', line: "required: ['object', 'data', 'model', 'usage']", why: 'the OpenAI wire field `usage`' },
   { file: 'core/ingress/schemas/completions.ts', line: "required: ['id', 'object', 'created', 'model', 'choices', 'usage']", why: 'the OpenAI wire field `usage`' },
   { file: 'core/ingress/schemas/messages.ts', line: "required: ['id', 'type', 'role', 'content', 'model', 'stop_reason', 'stop_sequence', 'usage']", why: 'the Messages wire field `usage`' },
+  { file: 'core/cli.ts', line: "case 'usage': return usageCommand(rest);", why: 'the `aigw usage` command: it reads GET /admin/v1/usage through the admin API, as `aigw budgets` reads the budget plugin\'s routes (a plugin command opens the stores itself, which a running gateway holds)' },
   { file: 'core/api/responses-schemas.ts', line: "required: ['id', 'object', 'provider', 'provider_response_id', 'model', 'previous_response_id', 'status', 'instructions', 'output', 'usage',", why: 'the Responses wire field `usage`' },
 ];
 

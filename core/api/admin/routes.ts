@@ -10,6 +10,7 @@ import type { JwtRevocations } from '../../identity/jwt.ts';
 import { policySchema } from '../../identity/policy.ts';
 import {
   apiKeyRecordSchema, createApiKeySchema, createDepartmentSchema, createOrganizationSchema, createTenantSchema, jwtRevocationSchema,
+  updateApiKeySchema,
 } from '../../identity/schemas.ts';
 import { pageRequest } from '../../store/pagination.ts';
 
@@ -53,6 +54,11 @@ export const adminRoutes: AdminRoute[] = [
   {
     method: 'GET', path: '/keys/:id', status: 200, summary: 'Fetch one API key record.', responseSchema: apiKeyRecordSchema,
     handle: (r, d) => d.apiKeys.get(r.params.id!, r.scope),
+  },
+  {
+    method: 'PATCH', path: '/keys/:id', status: 200, requestSchema: updateApiKeySchema, responseSchema: apiKeyRecordSchema,
+    summary: "Change an API key's rate limits, allowed addresses, capabilities, expiry, name or metadata; every instance sharing the KV applies them from its next request.",
+    handle: async (r, d) => d.apiKeys.update(r.params.id!, await r.body(), r.scope),
   },
   {
     method: 'POST', path: '/keys/:id/revoke', status: 200, responseSchema: apiKeyRecordSchema,
