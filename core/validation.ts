@@ -25,10 +25,10 @@ export function createAjv(options: { useDefaults?: boolean; allErrors?: boolean 
   return ajv;
 }
 
-/** 1970-01-01T00:00:00Z up to (not including) the year 10000, in ms since the epoch. */
 /** A request id the gateway accepts from a caller (X-Request-ID) and lets a caller name (/image-progress). */
 export const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/;
 
+/** 1970-01-01T00:00:00Z up to (not including) the year 10000, in ms since the epoch. */
 export const DATE_TIME_RANGE = { min: 0, max: Date.UTC(10000, 0, 1) } as const;
 
 /**

@@ -7,6 +7,7 @@ import { validationError } from '../../core/errors.ts';
 import type { PluginQueryable } from '../../core/pipeline/services.ts';
 import type { AdminRequest, PluginAdminRoute } from '../../core/pipeline/routes.ts';
 import { pageRequest } from '../../core/store/pagination.ts';
+import { DATE_TIME_RANGE } from '../../core/validation.ts';
 
 const FILTERS: Record<string, string> = {
   from: 'Only records of requests that arrived at or after this time (ISO 8601).',
@@ -46,7 +47,9 @@ function time(request: AdminRequest, name: string): string | undefined {
   const value = one(request, name);
   if (value === undefined) return undefined;
   const ms = Date.parse(value);
-  if (!Number.isFinite(ms) || !/^\d{4}-\d{2}-\d{2}/.test(value)) throw validationError([{ path: `/${name}`, message: 'must be an ISO 8601 date-time' }]);
+  // In range as every date-time the gateway takes: Postgres refuses year 0000, which Date reads.
+  const inRange = ms >= DATE_TIME_RANGE.min && ms < DATE_TIME_RANGE.max;
+  if (!inRange || !/^\d{4}-\d{2}-\d{2}/.test(value)) throw validationError([{ path: `/${name}`, message: 'must be an ISO 8601 date-time from 1970 to 9999' }]);
   return new Date(ms).toISOString();
 }
 

@@ -155,8 +155,10 @@ describe('audit records', () => {
     assert.deepEqual(second.data.map((d: any) => d.seq), [3, 4]);
     const refused = await fetch(`${gw.url}/admin/v1/audit?status=401`, { headers: admin }).then((r) => r.json()) as any;
     assert.ok(refused.data.length >= 2 && refused.data.every((d: any) => d.record.status === 401));
-    const bad = await fetch(`${gw.url}/admin/v1/audit?from=yesterday`, { headers: admin });
-    assert.equal(bad.status, 400);
+    for (const from of ['yesterday', '0000-01-01T00:00:00Z', '10000-01-01T00:00:00Z']) {
+      const bad = await fetch(`${gw.url}/admin/v1/audit?from=${from}`, { headers: admin });
+      assert.equal(bad.status, 400, from);
+    }
 
     const exported = await fetch(`${gw.url}/admin/v1/audit/export?kind=request`, { headers: admin });
     assert.equal(exported.status, 200);
