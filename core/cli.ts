@@ -56,16 +56,8 @@ async function start(args: string[]): Promise<number> {
   await ensurePortFree(host, port);
   for (const empty of loaded.emptyCredentials) logger.warn({ provider: empty.provider, variables: empty.variables }, describeEmptyCredential(empty));
   const gateway = await createGateway(loaded, { logger });
-  const url = await gateway.listen().catch(async (err: NodeJS.ErrnoException) => {
-    await gateway.close();
-    throw listenFailure(err, host, port);
-  });
-  const { storage } = loaded.config;
-  logger.info({
-    url: url.replace('127.0.0.1', loaded.config.server.host),
-    database: storage.databaseUrl ? 'postgres' : `pglite (${storage.dataDir})`,
-    kv: storage.redisUrl ? 'redis' : 'memory',
-  }, 'aigw is listening');
+  // Before the listening line is written: a caller that sees it may signal at once (the log is written on
+  // another thread), and that signal must find the handlers.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
@@ -81,8 +73,17 @@ async function start(args: string[]): Promise<number> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  // After the handlers: a signal that comes as soon as the gateway listens is a clean stop, not a kill. A stop
-  // that closes the database under this query leaves the hint out.
+  const url = await gateway.listen().catch(async (err: NodeJS.ErrnoException) => {
+    await gateway.close();
+    throw listenFailure(err, host, port);
+  });
+  const { storage } = loaded.config;
+  logger.info({
+    url: url.replace('127.0.0.1', loaded.config.server.host),
+    database: storage.databaseUrl ? 'postgres' : `pglite (${storage.dataDir})`,
+    kv: storage.redisUrl ? 'redis' : 'memory',
+  }, 'aigw is listening');
+  // A stop that closes the database under this query leaves the hint out.
   const keys = await gateway.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys').catch(() => null);
   if (keys?.[0]?.n === 0) logger.info('no API keys yet: create one with `npx aigw keys create --name my-app`');
   return new Promise<number>(() => {}); // runs until a signal
