@@ -5,6 +5,8 @@
 import { spawn } from 'node:child_process';
 import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { distIsFresh } from '../../bin/dist-fresh.js';
 import { REPO_ROOT } from '../helpers/process.ts';
 
 /**
@@ -34,7 +36,10 @@ export function npm(args: string[], cwd: string, timeoutMs = 120_000): Promise<s
 /** Packs the package in `dir` into `destination`; returns the tarball's path. */
 export async function pack(dir: string, destination: string): Promise<string> {
   const { name, version } = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { name: string; version: string };
-  await npm(['pack', '--pack-destination', destination], dir);
+  // A fresh build of this checkout is packed as it is: rebuilding (the prepare script) would empty dist/ under the
+  // gateways other suites run from it at the same time.
+  const asBuilt = dir === REPO_ROOT && distIsFresh(pathToFileURL(`${REPO_ROOT}/`));
+  await npm(['pack', '--pack-destination', destination, ...(asBuilt ? ['--ignore-scripts'] : [])], dir);
   return join(destination, `${name}-${version}.tgz`);
 }
 

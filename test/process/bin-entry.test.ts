@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { BIN, REPO_ROOT } from '../helpers/process.ts';
 
@@ -24,6 +24,7 @@ before(() => {
   root = mkdtempSync(join(tmpdir(), 'aigw-bin-entry-'));
   for (const dir of ['bin', 'core', 'plugins/auth', 'providers/openai', 'dist/core']) mkdirSync(join(root, dir), { recursive: true });
   copyFileSync(BIN, join(root, 'bin/aigw.js'));
+  copyFileSync(join(dirname(BIN), 'dist-fresh.js'), join(root, 'bin/dist-fresh.js'));
   writeFileSync(join(root, 'package.json'), JSON.stringify({ type: 'module' }));
   // tsx, which the source entry needs, from the checkout's dependencies.
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
