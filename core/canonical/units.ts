@@ -13,6 +13,7 @@
 import type { AudioUsage } from './audio.ts';
 import type { ImageUsage } from './image.ts';
 import type { CanonicalRequest, CanonicalResult, Modality, Usage } from './chat.ts';
+import type { PricedUsage } from './pricing.ts';
 import { estimateEmbeddingsTokens, estimatePromptTokens, estimateRerankTokens } from './estimate.ts';
 import { searchUnitsFor } from './rerank.ts';
 
@@ -126,6 +127,22 @@ function meteredImages(usage: ImageUsage): Metered {
 /** Seconds of audio from a provider: finite, non-negative, to the millisecond. */
 export function audioSeconds(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.round(value * 1000) / 1000 : 0;
+}
+
+/** What a metered answer is priced on (costUsd): its tokens, each a safe count, and the units of its modality. */
+export function pricedUsage(metered: Metered): PricedUsage {
+  const usage = metered.usage;
+  return {
+    prompt_tokens: tokenCount(usage?.prompt_tokens),
+    completion_tokens: tokenCount(usage?.completion_tokens),
+    prompt_tokens_details: { cached_tokens: tokenCount(usage?.prompt_tokens_details?.cached_tokens) },
+    search_units: metered.searchUnits,
+    audio_seconds: metered.audioSeconds,
+    characters: metered.characters,
+    images: metered.images,
+    image_size: metered.imageSize,
+    image_quality: metered.imageQuality,
+  };
 }
 
 /** A token count from a provider: a non-negative safe integer, whatever the provider sent. */

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletionChunk, Usage } from '../../core/canonical/chat.ts';
 import { costUsd } from '../../core/canonical/pricing.ts';
-import { meteredResult, tokenCount, type Metered } from '../../core/canonical/units.ts';
+import { meteredResult, pricedUsage, tokenCount, type Metered } from '../../core/canonical/units.ts';
 import type { ModelConfig } from '../../core/config/types.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { overriddenModel, UNRESTRICTED } from '../../core/identity/policy.ts';
@@ -184,16 +184,5 @@ function tokensOf(usage: Usage): Json {
 
 /** The request's cost from the model's pricing, as usage computes it; null for a model without pricing. */
 function spentUsd(model: ModelConfig | undefined, metered: Metered): number | null {
-  const usage = metered.usage;
-  return costUsd(model?.pricing, {
-    prompt_tokens: tokenCount(usage?.prompt_tokens),
-    completion_tokens: tokenCount(usage?.completion_tokens),
-    prompt_tokens_details: { cached_tokens: tokenCount(usage?.prompt_tokens_details?.cached_tokens) },
-    search_units: metered.searchUnits,
-    audio_seconds: metered.audioSeconds,
-    characters: metered.characters,
-    images: metered.images,
-    image_size: metered.imageSize,
-    image_quality: metered.imageQuality,
-  });
+  return costUsd(model?.pricing, pricedUsage(metered));
 }

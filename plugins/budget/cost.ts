@@ -9,7 +9,7 @@ import type { GatewayConfig, ModelConfig } from '../../core/config/types.ts';
 import { allowsModel, overriddenModel, type EffectivePolicy } from '../../core/identity/policy.ts';
 import { costUsd, isPriced, toMicroUsd, type PricedUsage, type Pricing } from '../../core/canonical/pricing.ts';
 import { speechCharacters } from '../../core/canonical/audio.ts';
-import { estimateAudioSeconds, estimateInputTokens, estimateSearchUnits, meteredResult } from '../../core/canonical/units.ts';
+import { estimateAudioSeconds, estimateInputTokens, estimateSearchUnits, meteredResult, pricedUsage } from '../../core/canonical/units.ts';
 
 export type ModelPrice =
   /** Not a model this caller can use: routing refuses it, nothing to reserve. */
@@ -84,10 +84,8 @@ export const VIDEO_ESTIMATE_SECONDS = 10;
 export async function answerMicros(pricing: Pricing, request: CanonicalRequest, result: CanonicalResult | undefined, estimate: number): Promise<number> {
   if (!result) return estimate;
   if (result.object === 'video.generation') return 0;
-  const { usage, searchUnits, audioSeconds, characters, images, imageSize, imageQuality } = await meteredResult(request, result, false);
+  const metered = await meteredResult(request, result, false);
+  const { usage, searchUnits, audioSeconds, characters, images } = metered;
   if (!usage && searchUnits === 0 && audioSeconds === 0 && characters === 0 && images === 0) return estimate;
-  return costMicros(pricing, {
-    ...(usage ?? { prompt_tokens: 0, completion_tokens: 0 }), search_units: searchUnits, audio_seconds: audioSeconds, characters,
-    images, image_size: imageSize, image_quality: imageQuality,
-  });
+  return costMicros(pricing, pricedUsage(metered));
 }
