@@ -4,8 +4,7 @@
  * sees its own tenant only, and is refused another's.
  */
 import { validationError } from '../../core/errors.ts';
-import type { PluginAdminRoute } from '../../core/pipeline/routes.ts';
-import type { AdminScope } from '../../core/pipeline/routes.ts';
+import type { AdminScope, PluginAdminRoute } from '../../core/pipeline/routes.ts';
 import { outOfScope } from '../../core/identity/directory.ts';
 import { usageListSchema, usagePage, usageQuery, type RecordScope } from './endpoint.ts';
 
