@@ -34,3 +34,19 @@ export interface Caller {
   /** The organization's policy narrowed by the department's: model allow-lists, overrides, rate limits. */
   policy: EffectivePolicy;
 }
+
+/** A plugin's overrides keyed by organization, department and API key id (rag, guards). */
+export interface CallerOverrides<T> {
+  organizations: Record<string, T>;
+  departments: Record<string, T>;
+  keys: Record<string, T>;
+}
+
+/** The overrides that apply to a caller, least specific first (organization, department, key): later ones win. */
+export function callerOverrides<T>(overrides: CallerOverrides<T>, caller: Caller | undefined): T[] {
+  const found: Array<T | undefined> = [];
+  if (caller?.organizationId) found.push(overrides.organizations[caller.organizationId]);
+  if (caller?.departmentId) found.push(overrides.departments[caller.departmentId]);
+  if (caller?.kind === 'api_key') found.push(overrides.keys[caller.id]);
+  return found.filter((level): level is T => level !== undefined);
+}

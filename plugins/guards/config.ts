@@ -1,6 +1,6 @@
 /** The guards plugin's configuration: its JSON schema (every property described), its types, and the per-caller view. */
 import type { JsonSchema } from '../../core/json-schema.ts';
-import type { Caller } from '../../core/pipeline/caller.ts';
+import { callerOverrides, type Caller } from '../../core/pipeline/caller.ts';
 
 export type Action = 'block' | 'redact' | 'log' | 'off';
 export type Direction = 'input' | 'output';
@@ -207,10 +207,7 @@ export const configSchema: JsonSchema = {
 
 /** The settings for a caller: the entry's, then its organization's, department's and key's, each replacing what it names. */
 export function settingsFor(config: GuardsConfig, caller: Caller | undefined): EffectiveGuards {
-  const levels: GuardOverride[] = [];
-  if (caller?.organizationId) levels.push(config.organizations[caller.organizationId] ?? {});
-  if (caller?.departmentId) levels.push(config.departments[caller.departmentId] ?? {});
-  if (caller?.kind === 'api_key') levels.push(config.keys[caller.id] ?? {});
+  const levels = callerOverrides(config, caller);
   const effective: EffectiveGuards = {
     enabled: config.enabled,
     pii: { ...pick(config.pii, PII_TYPES), restore: config.pii.restore },

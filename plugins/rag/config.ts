@@ -1,6 +1,6 @@
 /** The rag plugin's configuration: its JSON schema (every property described), its type, and the per-caller view. */
 import type { JsonSchema } from '../../core/json-schema.ts';
-import type { Caller } from '../../core/pipeline/caller.ts';
+import { callerOverrides, type Caller } from '../../core/pipeline/caller.ts';
 
 export type Placement = 'system' | 'user';
 
@@ -62,10 +62,7 @@ export const configSchema: JsonSchema = {
 
 /** The settings for a caller: the entry's, then its organization's, department's and key's, each replacing what it names. */
 export function settingsFor(config: RagConfig, caller: Caller | undefined): EffectiveRag {
-  const levels: RagSettings[] = [config];
-  if (caller?.organizationId) levels.push(config.organizations[caller.organizationId] ?? {});
-  if (caller?.departmentId) levels.push(config.departments[caller.departmentId] ?? {});
-  if (caller?.kind === 'api_key') levels.push(config.keys[caller.id] ?? {});
+  const levels: RagSettings[] = [config, ...callerOverrides(config, caller)];
   const merged: RagSettings = {};
   for (const level of levels) {
     for (const [key, value] of Object.entries(level)) if (value !== undefined && key in settingsProperties) (merged as Record<string, unknown>)[key] = value;
