@@ -8,7 +8,9 @@ import { ConfigError } from './config/document.ts';
 import { builtIns } from './cli/builtins.ts';
 import type { AnyPluginDefinition } from './pipeline/plugin.ts';
 import { loadConfig } from './boot/load.ts';
-import { renderProviderTable, withProviderTable } from './dispatch/provider-table.ts';
+import { withRegion } from './cli/doc-regions.ts';
+import { docsCommand, DOCS_USAGE } from './cli/docs-command.ts';
+import { renderProviderTable } from './dispatch/provider-table.ts';
 import { createGateway } from './gateway.ts';
 import { describeEmptyCredential, ensurePortFree, listenFailure } from './boot/startup-checks.ts';
 import { createLogger } from './logger.ts';
@@ -23,7 +25,7 @@ commands:
   migrate [--config FILE]          apply database migrations and exit
   providers [--config FILE] [--write FILE]
                                    print the registered providers as a markdown table, or rewrite it in FILE
-${ADMIN_USAGE}${USAGE_COMMAND_USAGE}${(builtIns.plugins as readonly AnyPluginDefinition[]).flatMap((plugin) => plugin.commands ?? []).map((command) => `\n${command.usage}`).join('')}
+${DOCS_USAGE}${ADMIN_USAGE}${USAGE_COMMAND_USAGE}${(builtIns.plugins as readonly AnyPluginDefinition[]).flatMap((plugin) => plugin.commands ?? []).map((command) => `\n${command.usage}`).join('')}
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -33,6 +35,7 @@ async function main(argv: string[]): Promise<number> {
     case 'validate': return validate(rest);
     case 'migrate': return migrateCommand(rest);
     case 'providers': return providersCommand(rest);
+    case 'docs': return docsCommand(rest);
     case 'usage': return usageCommand(rest);
     case undefined: case '-h': case '--help': case 'help':
       process.stdout.write(USAGE);
@@ -105,7 +108,7 @@ async function providersCommand(args: string[]): Promise<number> {
     process.stdout.write(`${table}\n`);
     return 0;
   }
-  await writeFile(values.write, withProviderTable(await readFile(values.write, 'utf8').catch(() => ''), table));
+  await writeFile(values.write, withRegion(await readFile(values.write, 'utf8').catch(() => ''), 'providers', table, true));
   process.stdout.write(`${values.write}: ${loaded.providers.list().length} providers\n`);
   return 0;
 }

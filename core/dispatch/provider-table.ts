@@ -1,6 +1,7 @@
 /**
  * The provider table of docs/providers.md, rendered from the registry so the documentation cannot drift from
- * what is registered: `npx aigw providers --write docs/providers.md` rewrites it, and a test compares.
+ * what is registered: `npx aigw providers --write docs/providers.md` (or `npx aigw docs --write`, with every other
+ * generated region) rewrites it through core/cli/doc-regions.ts, and a test compares.
  */
 import type { ModalityCapability, ProviderDefinition } from './provider.ts';
 
@@ -47,12 +48,4 @@ export function renderProviderTable(providers: readonly ProviderDefinition[]): s
     ...rows,
     TABLE_END,
   ].join('\n');
-}
-
-/** `document` with its generated block replaced by `table` (appended when the markers are absent). */
-export function withProviderTable(document: string, table: string): string {
-  const start = document.indexOf(TABLE_START);
-  const end = document.indexOf(TABLE_END);
-  if (start === -1 || end === -1) return `${document.trimEnd()}\n\n${table}\n`;
-  return document.slice(0, start) + table + document.slice(end + TABLE_END.length);
 }
