@@ -10,8 +10,12 @@ import type { JsonSchema } from '../json-schema.ts';
 import type { AnyPluginDefinition } from '../pipeline/plugin.ts';
 import type { EndpointDescription } from '../pipeline/routes.ts';
 
-/** One line of markdown table cell: pipes escaped, line breaks folded. */
-const cell = (text: string): string => text.replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|');
+/**
+ * One line of markdown table cell: pipes escaped, line breaks folded, and outside code spans `<` written as an
+ * entity (a description's `vs-<uuid>` would otherwise be read as an HTML tag and vanish).
+ */
+const cell = (text: string): string => text.replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|')
+  .split(/(`[^`]*`)/).map((part) => (part.startsWith('`') ? part : part.replace(/</g, '&lt;'))).join('');
 const code = (text: string): string => `\`${text}\``;
 const firstSentence = (text: string): string => text.match(/^.*?[.!?](?=\s|$)/)?.[0] ?? text;
 const properties = (schema: JsonSchema): Record<string, JsonSchema> => (schema.properties ?? {}) as Record<string, JsonSchema>;
@@ -64,11 +68,12 @@ function typeOf(schema: JsonSchema): string {
   if (type === 'string') {
     const { minLength, maxLength, format } = schema as { minLength?: number; maxLength?: number; format?: string };
     const bounds = [minLength !== undefined && `at least ${minLength}`, maxLength !== undefined && `at most ${maxLength}`].filter(Boolean).join(', ');
+    if (minLength === 1 && maxLength === undefined) return ['non-empty string', format && `(${format})`].filter(Boolean).join(' ');
     return ['string', format && `(${format})`, bounds && `of ${bounds} characters`].filter(Boolean).join(' ');
   }
   if (type === 'array') return `list of ${schema.items ? typeOf(schema.items as JsonSchema) : 'any'}`;
   if (type === 'object' && !schema.properties && typeof schema.additionalProperties === 'object') {
-    return `map of ${typeOf(schema.additionalProperties as JsonSchema)}`;
+    return `map of name to ${typeOf(schema.additionalProperties as JsonSchema)}`;
   }
   return type;
 }
