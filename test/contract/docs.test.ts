@@ -12,6 +12,8 @@ import { ADMIN_GROUPS } from '../../core/cli/admin-commands.ts';
 import { builtIns } from '../../core/cli/builtins.ts';
 import { DOCS_COMMAND, regionIds, regionOf } from '../../core/cli/doc-regions.ts';
 import { dataPlaneRoutes } from '../../core/cli/doc-tables.ts';
+import { buildConfigSchema } from '../../core/config/schema.ts';
+import type { JsonSchema } from '../../core/json-schema.ts';
 import { documentFiles, staleDocuments } from '../../core/cli/docs-command.ts';
 import type { ProviderDefinition } from '../../core/dispatch/provider.ts';
 import type { AnyPluginDefinition } from '../../core/pipeline/plugin.ts';
@@ -147,6 +149,33 @@ describe('prose facts', () => {
     assert.deepEqual(missingCore, [], 'core/ folders missing from the layout');
     const missingPlugins = folders('plugins').filter((name) => !new RegExp(`(^|[\\s,])${name}/`, 'm').test(layout.slice(layout.indexOf('plugins/'))));
     assert.deepEqual(missingPlugins, [], 'plugins/ folders missing from the layout');
+  });
+
+  test('docs/pipelines.md has a section for every top-level key of the config schema, naming each of its keys, and no other', () => {
+    const doc = read('docs/pipelines.md');
+    const sections = withoutFences(doc).split(/^(?=### )/m);
+    const top = buildConfigSchema([], []).properties as Record<string, JsonSchema>;
+    const accepts = statements(doc).find((statement) => statement.startsWith('The top level accepts')) ?? '';
+    const problems: string[] = [];
+    for (const [key, schema] of Object.entries(top)) {
+      if (!accepts.includes(`\`${key}\``)) problems.push(`"The top level accepts ..." does not name ${key}`);
+      const section = sections.find((text) => new RegExp(`^### .*\`${key}\``).test(text));
+      if (!section) {
+        problems.push(`no ### section for ${key}`);
+        continue;
+      }
+      const fields = (schema.properties ?? (schema.items as JsonSchema | undefined)?.properties ?? {}) as Record<string, JsonSchema>;
+      if (key === 'providers') continue; // one block per provider: docs/providers.md
+      for (const field of Object.keys(fields)) if (!section.includes(`\`${field}`)) problems.push(`${key}.${field} is not described in its section`);
+      // The section's first table, its keys', names only keys the schema has (nested ones by their first part).
+      const lines = section.split('\n');
+      const header = lines.findIndex((line) => line.startsWith('| key |'));
+      if (header === -1) continue;
+      const end = lines.findIndex((line, i) => i > header && !line.startsWith('|'));
+      const table = lines.slice(header + 2, end === -1 ? undefined : end).map((line) => line.slice(3, line.indexOf('`', 3)).split(/[.[]/)[0]!);
+      for (const field of table) if (!(field in fields)) problems.push(`${key}: the table names ${field}, which the schema does not have`);
+    }
+    assert.deepEqual(problems, []);
   });
 
   test('the prose checks look at real text (the helpers find what they should)', () => {
