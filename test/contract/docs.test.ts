@@ -18,6 +18,7 @@ import { documentFiles, staleDocuments } from '../../core/cli/docs-command.ts';
 import type { ProviderDefinition } from '../../core/dispatch/provider.ts';
 import type { AnyPluginDefinition } from '../../core/pipeline/plugin.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
+import { importsOf, sourceFiles } from '../helpers/imports.ts';
 import { anchors, fences, relativeLinks, statements, withoutFences } from '../helpers/markdown.ts';
 
 const plugins = builtIns.plugins as readonly AnyPluginDefinition[];
@@ -147,8 +148,32 @@ describe('prose facts', () => {
     const folders = (root: string) => readdirSync(join(REPO_ROOT, root)).filter((name) => statSync(join(REPO_ROOT, root, name)).isDirectory());
     const missingCore = folders('core').filter((name) => !new RegExp(`^ {2}${name}/`, 'm').test(layout));
     assert.deepEqual(missingCore, [], 'core/ folders missing from the layout');
+    const layers = statements(doc.slice(doc.indexOf('### Layers'))).find((statement) => statement.startsWith('Folders import downwards')) ?? '';
+    const unlayered = folders('core').filter((name) => !new RegExp(`(< |^)${name} <|< ${name},`).test(layers));
+    assert.deepEqual(unlayered, [], 'core/ folders missing from the order of layers');
     const missingPlugins = folders('plugins').filter((name) => !new RegExp(`(^|[\\s,])${name}/`, 'm').test(layout.slice(layout.indexOf('plugins/'))));
     assert.deepEqual(missingPlugins, [], 'plugins/ folders missing from the layout');
+  });
+
+  test('the order of layers in docs/architecture.md holds: no folder of core imports one listed after it', () => {
+    const doc = read('docs/architecture.md');
+    const layers = statements(doc.slice(doc.indexOf('### Layers'))).find((statement) => statement.startsWith('Folders import downwards'))!;
+    // "leaf files at the root of core (...) < config < ... < cli, with gateway.ts on top"
+    const order = ['(root)', ...layers.slice(layers.indexOf(') <') + 3, layers.indexOf(', with gateway.ts')).split('<').map((name) => name.trim()), '(top)'];
+    const layerOf = (file: string) => {
+      const parts = file.split('/');
+      if (parts.length > 2) return parts[1]!;
+      return parts[1] === 'gateway.ts' || parts[1] === 'cli.ts' ? '(top)' : '(root)';
+    };
+    const upward: string[] = [];
+    for (const file of sourceFiles(['core'])) {
+      const from = order.indexOf(layerOf(file));
+      assert.notEqual(from, -1, `${file}: its folder is not in the order of layers`);
+      for (const target of importsOf(file).filter((t) => t.startsWith('core/'))) {
+        if (order.indexOf(layerOf(target)) > from) upward.push(`${file} -> ${target}`);
+      }
+    }
+    assert.deepEqual(upward, [], `imports against the order ${order.join(' < ')}`);
   });
 
   test('docs/pipelines.md has a section for every top-level key of the config schema, naming each of its keys, and no other', () => {
