@@ -3,12 +3,13 @@
  * (its JSON schema), the data-plane routes (core/api/endpoints.ts and the plugins' endpoints) and the error codes
  * (core/errors.ts, core/error-meanings.ts and the plugins' declared codes). core/cli/docs-command.ts places them.
  */
+import { adminRoutes } from '../api/admin/routes.ts';
 import { endpoints } from '../api/endpoints.ts';
 import { ERROR_MEANINGS } from '../error-meanings.ts';
 import { ERROR_CATALOGUE } from '../errors.ts';
 import type { JsonSchema } from '../json-schema.ts';
 import type { AnyPluginDefinition } from '../pipeline/plugin.ts';
-import type { EndpointDescription } from '../pipeline/routes.ts';
+import type { AdminRouteDescription, EndpointDescription } from '../pipeline/routes.ts';
 
 /**
  * One line of markdown table cell: pipes escaped, line breaks folded, and outside code spans `<` written as an
@@ -129,6 +130,21 @@ export function renderRouteList(plugins: readonly AnyPluginDefinition[]): string
     '| route | methods | paths | capability | served by | what it does |',
     '|---|---|---|---|---|---|',
     ...routes.map((r) => `| ${code(r.path)} | ${r.methods.join(', ')} | ${r.patterns.map(code).join(', ')} | ${r.capability ? code(r.capability) : 'any credential'} | ${r.owner} | ${cell(firstSentence(r.summary))} |`),
+  ].join('\n');
+}
+
+/** The admin API's routes: the core's, then the plugins', with their query filters. */
+export function renderAdminRoutes(plugins: readonly AnyPluginDefinition[]): string {
+  const row = (route: AdminRouteDescription, owner: string) => {
+    const filters = Object.keys(route.filters ?? {});
+    const query = [...(route.list ? ['limit', 'cursor'] : []), ...filters].map(code).join(', ');
+    return `| ${route.method} | ${code(adminPath(route.path))} | ${owner} | ${query} | ${cell(firstSentence(route.summary))} |`;
+  };
+  return [
+    '| method | path | served by | query | what it does |',
+    '|---|---|---|---|---|',
+    ...adminRoutes.map((route) => row(route, 'core')),
+    ...plugins.flatMap((p) => (p.adminRoutes ?? []).map((route) => row(route, `the ${code(p.name)} plugin`))),
   ].join('\n');
 }
 

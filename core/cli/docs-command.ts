@@ -10,7 +10,7 @@ import type { ProviderDefinition } from '../dispatch/provider.ts';
 import { renderProviderTable } from '../dispatch/provider-table.ts';
 import { builtIns } from './builtins.ts';
 import { DOCS_COMMAND, region, regionIds, regionOf, withRegion } from './doc-regions.ts';
-import { renderConfigReference, renderErrorTable, renderPluginList, renderPluginReference, renderRouteList } from './doc-tables.ts';
+import { renderAdminRoutes, renderConfigReference, renderErrorTable, renderPluginList, renderPluginReference, renderRouteList } from './doc-tables.ts';
 
 export const DOCS_USAGE = `  docs [--write | --check] [--dir DIR]
                                    rewrite the generated tables of README.md and docs/*.md, or exit 1 naming the stale ones
@@ -30,13 +30,14 @@ function renderBody(kind: string, argument: string | undefined): string {
     case 'plugins': return renderPluginList(plugins);
     case 'plugin-reference': return renderPluginReference(plugins, builtIns.defaultPipeline);
     case 'routes': return renderRouteList(plugins);
+    case 'admin-routes': return renderAdminRoutes(plugins);
     case 'errors': return renderErrorTable(plugins, argument?.split(','));
     case 'config': {
       const plugin = plugins.find((p) => p.name === argument);
       if (!plugin) throw new Error(`no built-in plugin "${argument}" (known: ${plugins.map((p) => p.name).join(', ')})`);
       return renderConfigReference(plugin);
     }
-    default: throw new Error(`unknown generated region "${kind}" (known: plugins, plugin-reference, routes, errors[:CODE,...], config:<plugin>, providers)`);
+    default: throw new Error(`unknown generated region "${kind}" (known: plugins, plugin-reference, routes, admin-routes, errors[:CODE,...], config:<plugin>, providers)`);
   }
 }
 

@@ -45,6 +45,7 @@ describe('generated regions', () => {
       'docs/pipelines.md': ['routes', 'plugin-reference', 'config:usage', 'config:audit'],
       'docs/limits.md': ['config:ratelimit', 'config:budget'],
       'docs/architecture.md': ['errors'],
+      'docs/security.md': ['admin-routes'],
       'docs/providers.md': ['providers'],
     };
     for (const [file, ids] of Object.entries(expected)) {
