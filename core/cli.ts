@@ -8,7 +8,7 @@ import { ConfigError } from './config/document.ts';
 import { builtIns } from './cli/builtins.ts';
 import type { AnyPluginDefinition } from './pipeline/plugin.ts';
 import { loadConfig } from './boot/load.ts';
-import { withRegion } from './cli/doc-regions.ts';
+import { withRegion } from './doc-regions.ts';
 import { docsCommand, DOCS_USAGE } from './cli/docs-command.ts';
 import { renderProviderTable } from './dispatch/provider-table.ts';
 import { createGateway } from './gateway.ts';

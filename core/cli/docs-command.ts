@@ -1,5 +1,5 @@
 /**
- * `aigw docs --write | --check`: the generated regions of README.md and docs/*.md (core/cli/doc-regions.ts),
+ * `aigw docs --write | --check`: the generated regions of README.md and docs/*.md (core/doc-regions.ts),
  * rendered from the registries. --write rewrites the stale ones; --check exits 1 naming them, as the docs test does.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import type { AnyPluginDefinition } from '../pipeline/plugin.ts';
 import type { ProviderDefinition } from '../dispatch/provider.ts';
 import { renderProviderTable } from '../dispatch/provider-table.ts';
 import { builtIns } from './builtins.ts';
-import { DOCS_COMMAND, region, regionIds, regionOf, withRegion } from './doc-regions.ts';
+import { DOCS_COMMAND, region, regionIds, regionOf, withRegion } from '../doc-regions.ts';
 import { renderAdminRoutes, renderConfigReference, renderErrorTable, renderPluginList, renderPluginReference, renderRouteList } from './doc-tables.ts';
 
 export const DOCS_USAGE = `  docs [--write | --check] [--dir DIR]

@@ -10,7 +10,7 @@ import { dirname, join, normalize } from 'node:path';
 import { describe, test } from 'node:test';
 import { ADMIN_GROUPS } from '../../core/cli/admin-commands.ts';
 import { builtIns } from '../../core/cli/builtins.ts';
-import { DOCS_COMMAND, regionIds, regionOf } from '../../core/cli/doc-regions.ts';
+import { DOCS_COMMAND, regionIds, regionOf } from '../../core/doc-regions.ts';
 import { dataPlaneRoutes } from '../../core/cli/doc-tables.ts';
 import { buildConfigSchema } from '../../core/config/schema.ts';
 import type { JsonSchema } from '../../core/json-schema.ts';

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { regionEnd, regionStart } from '../../core/cli/doc-regions.ts';
+import { regionEnd, regionStart } from '../../core/doc-regions.ts';
 import { renderRegion } from '../../core/cli/docs-command.ts';
 import { runCli } from '../helpers/process.ts';
 
