@@ -16,6 +16,7 @@ import { buildConfigSchema } from '../../core/config/schema.ts';
 import type { JsonSchema } from '../../core/json-schema.ts';
 import { documentFiles, staleDocuments } from '../../core/cli/docs-command.ts';
 import type { ProviderDefinition } from '../../core/dispatch/provider.ts';
+import { modalityCounts } from '../../core/dispatch/provider-table.ts';
 import type { AnyPluginDefinition } from '../../core/pipeline/plugin.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { importsOf, sourceFiles } from '../helpers/imports.ts';
@@ -76,6 +77,30 @@ describe('prose facts', () => {
       ...route.patterns.filter((path) => !new RegExp(`${escaped(path)}(?![\\w/:])`).test(readme)),
     ]);
     assert.deepEqual(missing, [], 'README.md does not describe these routes');
+  });
+
+  test('the README\'s and package.json\'s provider counts are the registry\'s', () => {
+    const count = Object.fromEntries(modalityCounts(providers)) as Record<string, number>;
+    const readme = prose('README.md').replace(/\s+/g, ' ');
+    // Each claim as the README words it; a claim reworded fails here until its pattern follows.
+    const claims: Array<[RegExp, number[]]> = [
+      [/All (\d+) providers of the catalogue: (\d+) chat providers/, [providers.length, count.chat!]],
+      [/on (\d+) providers for transcription and (\d+) for translation/, [count.transcription!, count.translation!]],
+      [/metered by the input's characters; on (\d+) providers/, [count.speech!]],
+      [/Served on the (\d+) providers with speech/, [count.speech!]],
+      [/at the size and quality asked; on (\d+) providers/, [count.image!]],
+      [/Served on (\d+) providers; see \[docs\/images\.md\]/, [count.image!]],
+      [/the seconds made once they end; on (\d+) providers/, [count.video!]],
+      [/Served on the (\d+) providers with video/, [count.video!]],
+      [/\((\d+) and (\d+), Voyage AI and Jina AI included/, [count.embeddings!, count.rerank!]],
+    ];
+    for (const [pattern, expected] of claims) {
+      const match = readme.match(pattern);
+      assert.ok(match, `README.md no longer says ${pattern}: update the claim's pattern here`);
+      assert.deepEqual(match.slice(1).map(Number), expected, `README.md: ${match[0]}`);
+    }
+    const description = JSON.parse(read('package.json')).description as string;
+    assert.equal(Number(description.match(/(\d+) model providers/)?.[1]), providers.length, 'package.json description');
   });
 
   test('no statement calls a built plugin, route or provider planned', () => {
