@@ -66,6 +66,13 @@ describe('prose facts', () => {
     }
   });
 
+  test('every built-in plugin with config keys has its config reference generated in some document', () => {
+    const generated = new Set(files.flatMap((file) => regionIds(read(file))));
+    const missing = plugins.filter((p) => Object.keys((p.configSchema.properties ?? {}) as object).length > 0)
+      .map((p) => p.name).filter((name) => !generated.has(`config:${name}`));
+    assert.deepEqual(missing, [], 'plugins whose config keys no <!-- config:<name> --> region lists');
+  });
+
   test('every data-plane route and path is in the README\'s endpoint table', () => {
     // Parameters are compared by position, not name (`:file_id` and `:fileId`, `<provider>` and `:provider`).
     const shape = (path: string) => path.replace(/:[A-Za-z_]+|<[^>]+>|\*[A-Za-z_]+/g, ':param');
