@@ -38,6 +38,7 @@ import type { Clock, PluginServices } from './pipeline/plugin.ts';
 import { pluginAdminRoutes, pluginAdminWriteListener, pluginEndpoints } from './pipeline/plugin-routes.ts';
 import { clientIpResolver, initPlugins, pipelineForRoute, routeEntry, setupPipelines } from './server/pipelines.ts';
 import { ConnectionLimiter } from './server/connections.ts';
+import { StaticRoutes } from './server/static-routes.ts';
 import { meteredWorkReporter, type MeterWork } from './server/metered.ts';
 import { createTraffic, requestContext } from './server/request-context.ts';
 import type { Database } from './store/database.ts';
@@ -229,6 +230,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   const app = new Koa();
   app.silent = true; // every error is rendered and logged by requestContext
   app.use(requestContext(logger, traffic, config.server.accessLog));
+  const staticRoutes = new StaticRoutes();
   const routers = [
     healthRouter({ db, kv, breakers, connections: () => connections.stats(), upstreamPools: () => upstream.pools() }),
     openApiRouter(buildOpenApiDocument([...endpoints, ...extraEndpoints], VERSION, extraAdminRoutes)),
@@ -245,6 +247,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     }),
     dataPlaneRouter(),
   ];
+  app.use(staticRoutes.middleware());
   for (const router of routers) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
 
   function dataPlaneRouter(): Router {
@@ -254,7 +257,9 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
       const pipeline = pipelineForRoute(config, endpoint.path);
       const last = endpoint.kind === 'dispatch' ? dispatcher : endpoint.handler(localDeps);
       const chain = [routeEntry(endpoint, pipeline.name, config.server.jsonBodyLimitBytes, logger, clientIp, localDeps), ...pipelines.get(pipeline.name)!, last];
-      router.register(endpoint.routePattern ?? endpoint.path, [endpoint.method], chain as unknown as Koa.Middleware[]);
+      const pattern = endpoint.routePattern ?? endpoint.path;
+      router.register(pattern, [endpoint.method], chain as unknown as Koa.Middleware[]);
+      if (StaticRoutes.holds(pattern)) staticRoutes.add(endpoint.method, pattern, chain as unknown as Koa.Middleware[]);
     }
     return router;
   }
