@@ -62,10 +62,10 @@ export async function openStores(config: GatewayConfig, options: OpenStoresOptio
     closers.push(() => db.close());
     if (options.migrate) await migrate(rawDb, options.pluginMigrations);
     const kvPrefix = options.kvPrefix ?? storage.kvPrefix;
-    const kv = new BoundedKv(
-      await openKv({ redisUrl: storage.redisUrl, timeoutMs: storage.kvTimeoutMs, ...(kvPrefix ? { prefix: kvPrefix } : {}) }),
-      deadline('kv', storage.kvTimeoutMs),
-    );
+    const rawKv = await openKv({ redisUrl: storage.redisUrl, timeoutMs: storage.kvTimeoutMs, ...(kvPrefix ? { prefix: kvPrefix } : {}) });
+    // The in-process KV answers within the call (its promises are settled before they are returned): it cannot
+    // stall, and a deadline would only add two timers to each of a request's half-dozen KV calls.
+    const kv = rawKv.kind === 'memory' ? rawKv : new BoundedKv(rawKv, deadline('kv', storage.kvTimeoutMs));
     closers.push(() => kv.close());
     return { db, kv, lock, close };
   } catch (err) {
