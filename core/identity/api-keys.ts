@@ -7,6 +7,7 @@ import type { Database } from '../store/database.ts';
 import type { Logger } from '../logger.ts';
 import type { KV } from '../store/kv.ts';
 import { IdentityCache } from './cache.ts';
+import { ParsedTexts } from '../store/parsed-texts.ts';
 import { compileRequestSchema, refuseUnstorableText } from '../validation.ts';
 import { createApiKeySchema, updateApiKeySchema } from './schemas.ts';
 import { listPage, type Page, type PageRequest } from '../store/pagination.ts';
@@ -109,21 +110,10 @@ function toRecord(row: KeyRow): ApiKeyRecord {
   };
 }
 
-/** Parsed cache entries kept in memory at most (cleared whole when full: busy keys come back at once). */
-const PARSED_KEYS_KEPT = 10_000;
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
-
 export class ApiKeyService {
   private readonly cache: IdentityCache;
   /** By key hash: the cached text last read and what it parsed to. */
-  private readonly parsed = new Map<string, { text: string; entry: CachedKey }>();
+  private readonly parsed = new ParsedTexts<CachedKey>();
 
   constructor(
     private readonly db: Database,
@@ -169,26 +159,13 @@ export class ApiKeyService {
     const hash = hashKey(presented);
     const cached = await this.cache.get(CACHE_PREFIX + hash);
     if (cached) {
-      const entry = this.parsedEntry(hash, cached);
+      const entry = this.parsed.get(hash, cached);
       return sameHash(entry.hash, hash) ? entry.record : null;
     }
     const [row] = await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE key_hash = $1', [hash]);
     const record = row && sameHash(row.key_hash, hash) ? toRecord(row) : null;
     await this.cache.set(CACHE_PREFIX + hash, JSON.stringify({ hash, record } satisfies CachedKey), this.cacheTtlMs);
     return record;
-  }
-
-  /**
-   * The KV's text stays the truth (a revocation drops it, a new text replaces it); the record parsed from the same
-   * text is reused rather than parsed on every request. Frozen, since every request for the key shares it.
-   */
-  private parsedEntry(hash: string, text: string): CachedKey {
-    const known = this.parsed.get(hash);
-    if (known && known.text === text) return known.entry;
-    const entry = deepFreeze(JSON.parse(text) as CachedKey);
-    if (this.parsed.size >= PARSED_KEYS_KEPT) this.parsed.clear();
-    this.parsed.set(hash, { text, entry });
-    return entry;
   }
 
   /** Notes that a key was used now; written to the database in batches, not per request. */

@@ -17,6 +17,7 @@ import { compileRequestSchema } from '../../core/validation.ts';
 import { BudgetLedger, type ApplicableBudget } from './ledger.ts';
 import { BUDGET_PERIODS, BUDGET_SCOPES, periodEnd, periodStart, usd, type BudgetPeriod, type BudgetScope } from './periods.ts';
 import { createBudgetSchema, updateBudgetSchema } from './schemas.ts';
+import { ParsedTexts } from '../../core/store/parsed-texts.ts';
 
 export interface BudgetRecord {
   id: string; object: 'budget'; tenantId: string; scope: BudgetScope; scopeId: string | null; period: BudgetPeriod;
@@ -81,6 +82,8 @@ const single = (value: string | string[] | undefined) => (Array.isArray(value) ?
 export class BudgetService {
   readonly ledger: BudgetLedger;
   private readonly cache: IdentityCache;
+  /** The cached lists, parsed once per text: every request reads its caller's. */
+  private readonly lists = new ParsedTexts<ApplicableBudget[]>();
 
   constructor(
     private readonly db: PluginDatabase,
@@ -109,7 +112,7 @@ export class BudgetService {
       const hit = cached?.[i];
       // Not cached: read and cache it. The KV failed: read it, and leave the KV alone until it answers.
       if (hit == null) return this.load(caller.tenantId, scope, id, cached ? keys[i] : undefined);
-      return JSON.parse(hit) as ApplicableBudget[];
+      return this.lists.get(keys[i]!, hit);
     }));
     return lists.flat();
   }
