@@ -19,7 +19,8 @@ export default definePlugin<Record<string, never>>({
       const credential = presentedCredential({
         authorization,
         apiKey: ctx.get('x-api-key') || undefined,
-        accessTokenCookie: ctx.cookies.get('access_token'),
+        // Read only when it could count (Authorization wins over it): Koa parses the cookies on first use.
+        accessTokenCookie: authorization ? undefined : ctx.cookies.get('access_token'),
       });
       if (!credential) {
         throw new GatewayError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <API key or JWT>, x-api-key, or the access_token cookie');

@@ -23,7 +23,11 @@ export default definePlugin<IpAllowPluginConfig>({
   requires: ['caller'],
   setup() {
     const matchers = new Map<string, Matcher>();
+    // A cached key's record is shared by its requests (core/store/parsed-texts.ts): its list is the same array.
+    const byList = new WeakMap<readonly string[], Matcher>();
     const matcherFor = (entries: readonly string[]): Matcher => {
+      const known = byList.get(entries);
+      if (known) return known;
       const cacheKey = JSON.stringify(entries);
       let matcher = matchers.get(cacheKey);
       if (!matcher) {
@@ -31,18 +35,19 @@ export default definePlugin<IpAllowPluginConfig>({
         matcher = compileAddressList(entries);
         matchers.set(cacheKey, matcher);
       }
+      byList.set(entries, matcher);
       return matcher;
     };
 
-    return async (ctx, next) => {
+    return (ctx, next) => {
       const gw = ctx.state.gw;
       // The config rule keeps auth ahead of this plugin; should a caller still be missing, refuse rather than allow.
-      if (!gw.caller) throw new GatewayError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <API key>');
+      if (!gw.caller) return Promise.reject(new GatewayError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <API key>'));
       const allowed = gw.caller.allowedIps;
       if (allowed.length > 0 && !matcherFor(allowed)(gw.clientIp)) {
-        throw new GatewayError('AUTH_FORBIDDEN', `Client address ${gw.clientIp} is not allowed for this API key`, { reason: 'ip_not_allowed', clientIp: gw.clientIp });
+        return Promise.reject(new GatewayError('AUTH_FORBIDDEN', `Client address ${gw.clientIp} is not allowed for this API key`, { reason: 'ip_not_allowed', clientIp: gw.clientIp }));
       }
-      await next();
+      return next();
     };
   },
 });
