@@ -44,6 +44,8 @@ export interface Context {
   redisUrl: string;
   /** Extra node flags for aigw (e.g. --cpu-prof). */
   aigwNodeFlags?: string[];
+  /** Another checkout's bin/aigw.js, to compare two builds in one run (bench/cpu-split.ts). */
+  aigwBin?: string;
   /** Extra environment for aigw (e.g. AIGW_LOG_LEVEL), for experiments. */
   aigwEnv?: NodeJS.ProcessEnv;
   log(line: string): void;
@@ -269,7 +271,7 @@ async function prepareCaller(url: string, plugins: string[]): Promise<{ key: str
 
 async function startAigw(ctx: Context, id: VariantId, plugins: string[], shared: boolean): Promise<Running> {
   const port = await freePort();
-  const dir = join(ctx.workDir, id);
+  const dir = join(ctx.workDir, `${id}-${port}`);
   execFileSync('mkdir', ['-p', dir]);
   const env: NodeJS.ProcessEnv = { ...ctx.aigwEnv, PORT: String(port), HOST: '127.0.0.1', AIGW_DATA_DIR: join(dir, 'data'), AIGW_ADMIN_TOKEN: ADMIN_TOKEN };
   const storage: Record<string, unknown> = {};
@@ -298,11 +300,11 @@ async function startAigw(ctx: Context, id: VariantId, plugins: string[], shared:
   if (!shared) {
     // As a gateway runs after its first start: the data folder exists. A first start also runs PGlite's initdb,
     // whose memory stays resident for the life of the process (about 450 MB more RSS).
-    const migrate = spawnChild(`${id}-migrate`, [AIGW_BIN, 'migrate', '--config', configFile], env, ctx.workDir);
+    const migrate = spawnChild(`${id}-migrate`, [ctx.aigwBin ?? AIGW_BIN, 'migrate', '--config', configFile], env, ctx.workDir);
     await migrate.exited;
     if (migrate.child.exitCode !== 0) throw new Error(`aigw migrate failed (${migrate.child.exitCode}): ${readFileSync(join(ctx.workDir, `${id}-migrate.log`), 'utf8').slice(-2000)}`);
   }
-  const child = spawnChild(id, [...(ctx.aigwNodeFlags ?? []), AIGW_BIN, 'start', '--config', configFile], env, ctx.workDir);
+  const child = spawnChild(id, [...(ctx.aigwNodeFlags ?? []), ctx.aigwBin ?? AIGW_BIN, 'start', '--config', configFile], env, ctx.workDir);
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitForHttp(`${url}/healthz`, child, id, ctx.workDir);

@@ -1,0 +1,74 @@
+/**
+ * `node --import tsx bench/cpu-split.ts [variant...]`: CPU time per request of each variant's process, split by
+ * thread (main thread, the embedded database's worker, everything else), over a closed-loop run with few
+ * connections. CPU per request is what a server's requests/s per core is the inverse of, and it varies less with
+ * what else the machine is doing than a throughput figure.
+ */
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runClosedLoop } from './saturation.ts';
+import { startUpstreamProcess, startVariant, type VariantId } from './variants.ts';
+
+interface ThreadCpu { name: string; ms: number }
+
+function threads(pid: number): Map<string, ThreadCpu> {
+  const out = new Map<string, ThreadCpu>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(tid, { name: tid === String(pid) ? 'main' : name, ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 });
+    } catch { /* a thread that ended */ }
+  }
+  return out;
+}
+
+function diff(before: Map<string, ThreadCpu>, after: Map<string, ThreadCpu>): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const [tid, t] of after) {
+    const ms = t.ms - (before.get(tid)?.ms ?? 0);
+    const label = process.env.PERTID && t.name !== 'main' ? `${t.name}#${tid}` : t.name;
+    byName.set(label, (byName.get(label) ?? 0) + ms);
+  }
+  return byName;
+}
+
+const CHAT_BODY = JSON.stringify({
+  model: 'bench',
+  messages: [
+    { role: 'system', content: 'You are a helpful assistant.' },
+    { role: 'user', content: 'Say hello to the benchmark, in one short sentence.' },
+  ],
+  max_tokens: 32,
+});
+
+/** `variant` or `variant=<another checkout>/bin/aigw.js`: the same variant from two builds, alternated. */
+const specs = process.argv.slice(2).length ? process.argv.slice(2) : ['passthrough', 'aigw-empty', 'aigw-full'];
+const workDir = mkdtempSync(join(tmpdir(), 'aigw-cpu-'));
+const upstream = await startUpstreamProcess(workDir, null);
+const ctx = { workDir, upstreamUrl: upstream.url, serverCore: null, databaseUrl: process.env.TEST_DATABASE_URL ?? '', redisUrl: process.env.TEST_REDIS_URL ?? '', log: () => undefined };
+const rounds = Number(process.env.ROUNDS ?? 3);
+const results: Record<string, number[]> = {};
+const running: Array<Awaited<ReturnType<typeof startVariant>> & { name: string }> = [];
+for (const spec of specs) {
+  const [id, bin] = spec.split('=') as [VariantId, string | undefined];
+  running.push({ name: spec, ...(await startVariant({ ...ctx, ...(bin ? { aigwBin: bin } : {}) }, id)) });
+}
+for (let round = 0; round < rounds; round++) {
+  for (const variant of running) {
+    await runClosedLoop(variant.target, { connections: 8, durationMs: 1500, body: CHAT_BODY });
+    const before = threads(variant.pid!);
+    const run = await runClosedLoop(variant.target, { connections: 8, durationMs: Number(process.env.MS ?? 4000), body: CHAT_BODY });
+    const split = diff(before, threads(variant.pid!));
+    const total = [...split.values()].reduce((a, b) => a + b, 0);
+    const us = (ms: number) => Math.round((ms * 1000) / run.ok);
+    const parts = [...split].filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]).map(([n, ms]) => `${n} ${us(ms)}`).join(', ');
+    (results[variant.name] ??= []).push(us(total));
+    console.log(`${variant.name.padEnd(18)} ${String(run.ok).padStart(6)} ok ${run.errors} err  ${us(total)} us/req  (${parts})`);
+  }
+}
+for (const [id, list] of Object.entries(results)) { const sorted = [...list].sort((a, b) => a - b); console.log(`${id}: ${list.join(" ")}  min ${sorted[0]} median ${sorted[Math.floor(sorted.length / 2)]}`); }
+for (const variant of running) await variant.stop();
+await upstream.stop();
