@@ -22,11 +22,38 @@ export interface Tokenizer {
 
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
+/** Texts longer than this are counted each time (their count is a small share of what their request costs). */
+const REMEMBERED_TEXT_CHARS = 16_384;
+/** The counts remembered hold at most this many characters of text; past it they are dropped together. */
+const REMEMBERED_CHARS = 4_000_000;
+
+/**
+ * Counts of recent texts: a deployment's system prompts and a conversation's earlier turns come back on every
+ * request, and counting (byte-pair merges) is the costliest step of a request's rate-limit and budget reservation.
+ */
+function rememberedCounts(count: (text: string) => number): (text: string) => number {
+  let counts = new Map<string, number>();
+  let chars = 0;
+  return (text) => {
+    if (text.length > REMEMBERED_TEXT_CHARS) return count(text);
+    const known = counts.get(text);
+    if (known !== undefined) return known;
+    const tokens = count(text);
+    if (chars + text.length > REMEMBERED_CHARS) {
+      counts = new Map();
+      chars = 0;
+    }
+    counts.set(text, tokens);
+    chars += text.length;
+    return tokens;
+  };
+}
+
 let tokenizer: Promise<Tokenizer> | undefined;
 
 export function loadTokenizer(): Promise<Tokenizer> {
   tokenizer ??= import('gpt-tokenizer').then((m) => ({
-    count: (text) => m.countTokens(text, PLAIN_TEXT),
+    count: rememberedCounts((text) => m.countTokens(text, PLAIN_TEXT)),
     pieces: (text) => m.encodeGenerator(text, PLAIN_TEXT),
     decode: (tokens) => m.decode(tokens),
   }));
