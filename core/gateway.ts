@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { adminRouter } from './api/admin/index.ts';
+import { providerSummaries } from './api/admin/providers.ts';
 import { registerBatchJobs } from './api/batches-jobs.ts';
 import { registerFileJobs } from './api/files-expiry.ts';
 import { registerVectorStoreExpiry } from './api/vector-stores-expiry.ts';
@@ -234,6 +235,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     openApiRouter(buildOpenApiDocument([...endpoints, ...extraEndpoints], VERSION, extraAdminRoutes)),
     adminRouter({
       ...identity,
+      providers: providerSummaries(config, () => breakers.states()),
       extraRoutes: extraAdminRoutes,
       onWrite: pluginAdminWriteListener(loaded.plugins.list(), pluginServices, shared),
       clientIp: clientIpResolver(config.server),
