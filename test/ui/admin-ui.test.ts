@@ -16,6 +16,7 @@ import { buildUi } from '../../scripts/build-ui.mjs';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
 import { launchChromium, Screenshots, VIEWPORT } from '../helpers/browser.ts';
 import { ADMIN_TOKEN, postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { auditRows } from '../helpers/audit.ts';
 import { createKey, recordsOf, usageConfig } from '../helpers/usage.ts';
 
 /** A GET with the path sent exactly as written (fetch would resolve the dots away). */
@@ -32,6 +33,13 @@ function rawGet(base: string, path: string): Promise<{ status: number; body: str
 
 const today = () => new Date().toISOString().slice(0, 10);
 
+async function signIn(page: Page, url: string): Promise<void> {
+  await page.goto(`${url}/ui`);
+  await page.getByLabel('Admin token or admin JWT').fill(ADMIN_TOKEN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
+}
+
 describe('the admin UI at /ui', { timeout: 60_000 }, () => {
   let uiDir: string;
   let fake: FakeOpenAI;
@@ -43,7 +51,7 @@ describe('the admin UI at /ui', { timeout: 60_000 }, () => {
     uiDir = await mkdtemp(join(tmpdir(), 'aigw-ui-'));
     await buildUi(uiDir);
     fake = await startFakeOpenAI();
-    gw = await startTestGateway(usageConfig(fake.baseUrl, '- budget\n- usage'), { uiDir });
+    gw = await startTestGateway(usageConfig(fake.baseUrl, '- budget\n- usage\n- audit'), { uiDir });
     const caller = await createKey(gw);
     for (let i = 0; i < 2; i += 1) {
       const requestId = randomUUID();
@@ -170,6 +178,57 @@ describe('the admin UI at /ui', { timeout: 60_000 }, () => {
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     assert.equal(await page.evaluate(() => sessionStorage.getItem('aigw.adminToken')), null);
     assert.deepEqual(seen.filter((text) => !/status of 40[14]/.test(text)), [], 'no script errors on the page');
+    await context.close();
+  });
+
+  test('changes a key\'s limits, refuses a bad policy with the API\'s message, shows a budget\'s spend and the audit log', async () => {
+    const shots = new Screenshots('ui-more');
+    const context = await browser.newContext({ viewport: VIEWPORT });
+    const page = await context.newPage();
+    await shots.measureBlank(page);
+    await signIn(page, gw.url);
+
+    const row = page.getByRole('row').filter({ hasText: 'usage-test' });
+    await row.getByRole('button', { name: 'Edit limits of usage-test' }).click();
+    const limits = page.getByRole('dialog', { name: 'Rate limits of "usage-test"' });
+    await limits.getByLabel('Requests per day').fill('500');
+    await shots.take(page, 'edit-limits');
+    await limits.getByRole('button', { name: 'Save limits' }).click();
+    await row.getByText('500/day').waitFor();
+    const stored = await (await fetch(`${gw.url}/admin/v1/keys?limit=100`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json() as any;
+    assert.deepEqual(stored.data.find((k: any) => k.name === 'usage-test').rateLimits, { requestsPerDay: 500 });
+
+    await page.getByRole('link', { name: 'Tenants & organizations' }).click();
+    await page.getByLabel('Name').first().waitFor();
+    const orgForm = page.getByRole('form', { name: 'Create organization' });
+    await orgForm.getByLabel('Name').fill('Research');
+    await orgForm.getByRole('button', { name: 'Create organization' }).click();
+    await page.getByRole('button', { name: 'Policy of Research' }).click();
+    const policy = page.getByRole('dialog', { name: 'Policy of "Research"' });
+    await policy.getByLabel(/^Policy/).fill('{"rateLimits": {"requestsPerMinute": 0}}');
+    await policy.getByRole('button', { name: 'Save policy' }).click();
+    await policy.getByRole('alert').filter({ hasText: 'VALIDATION_ERROR' }).waitFor();
+    assert.match(await policy.getByRole('alert').innerText(), /requestsPerMinute/);
+    await shots.take(page, 'policy-refused');
+    await policy.getByLabel(/^Policy/).fill('{"models": ["plain"]}');
+    await policy.getByRole('button', { name: 'Save policy' }).click();
+    await policy.getByRole('status').filter({ hasText: 'Policy saved.' }).waitFor();
+    await policy.getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('table', { name: 'Organizations' }).getByText('{"models":["plain"]}').waitFor();
+    await shots.take(page, 'directory');
+
+    await page.getByRole('link', { name: 'Budgets' }).click();
+    await page.getByLabel('Limit (USD)').fill('0.0001');
+    await page.getByRole('button', { name: 'Create budget' }).click();
+    const budget = page.getByRole('table', { name: 'Budgets' }).getByRole('row').filter({ hasText: 'deployment' });
+    // The budget counts this period's spend, the two chat requests of before() included.
+    await budget.getByRole('img', { name: /^[1-9]\d*% of the limit spent$/ }).waitFor();
+    await shots.take(page, 'budget');
+
+    await auditRows(gw); // the recorder writes in batches: flushed, the admin writes above are in the table
+    await page.getByRole('link', { name: 'Audit' }).click();
+    await page.getByRole('table', { name: 'Audit records' }).getByText('POST /admin/v1/keys/').first().waitFor();
+    await shots.take(page, 'audit');
     await context.close();
   });
 });

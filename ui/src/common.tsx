@@ -62,7 +62,7 @@ export function Table<T>({ rows, columns, label, empty = 'Nothing yet.' }: { row
   );
 }
 
-export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 16) : '—');
+export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 19) : '—');
 export function usd(value: number | null | undefined): string {
   if (value === null || value === undefined) return '—';
   // Test and small-model traffic costs fractions of a cent: keep its significant digits.

@@ -1,12 +1,12 @@
 /** Audit (the audit plugin's GET /admin/v1/audit): records oldest first, a page at a time. */
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { ErrorMessage, Section, Table, useLoad } from '../common.tsx';
+import { ErrorMessage, Section, Table, useLoad, when } from '../common.tsx';
 
 interface AuditItem {
   seq: number;
   hash: string;
-  record: { kind?: string; time?: string; method?: string; route?: string; path?: string; status?: number; actor?: string | null; tenantId?: string | null; errorCode?: string | null };
+  record: { time?: string; method?: string; route?: string; path?: string; status?: number; actor?: string | null; apiKeyId?: string | null; userId?: string | null; tenantId?: string | null; errorCode?: string | null };
 }
 interface AuditPage { data: AuditItem[]; has_more: boolean; next_cursor: string | null }
 
@@ -20,9 +20,10 @@ export function AuditPage() {
       {missing ? <p>The audit plugin is not configured on this gateway: add <code>audit</code> to a pipeline to keep an audit log.</p> : <ErrorMessage text={page.error} />}
       <Table label="Audit records" rows={page.data?.data ?? []} empty={page.loading ? 'Loading…' : 'No audit records.'} columns={[
         { title: 'Seq', cell: (i) => i.seq },
-        { title: 'Time', cell: (i) => i.record.time ?? '' },
-        { title: 'Kind', cell: (i) => i.record.kind ?? '' },
-        { title: 'Who', cell: (i) => i.record.actor ?? i.record.tenantId ?? '' },
+        { title: 'Time', cell: (i) => when(i.record.time) },
+        // An admin write has an actor; a data-plane request a key or a JWT subject, in a tenant.
+        { title: 'Who', cell: (i) => i.record.actor ?? i.record.apiKeyId ?? i.record.userId ?? '(no caller)' },
+        { title: 'Tenant', cell: (i) => i.record.tenantId ?? '' },
         { title: 'Request', cell: (i) => `${i.record.method ?? ''} ${i.record.path ?? i.record.route ?? ''}` },
         { title: 'Status', cell: (i) => `${i.record.status ?? ''}${i.record.errorCode ? ` ${i.record.errorCode}` : ''}` },
       ]} />
