@@ -2,8 +2,9 @@
  * npm run build: compiles core/, plugins/ and providers/ into dist/ (tsconfig.build.json), then copies beside
  * the compiled modules every file the runtime reads that is not TypeScript (SQL migrations, the PGlite worker's
  * plain-JavaScript modules), at the same relative place, so that `new URL(..., import.meta.url)` resolves from
- * dist as it does from source. Then the admin UI (ui/) into dist/ui (scripts/build-ui.mjs). Last, dist/.built: its time is when the build started, so that bin/aigw.js can tell a
- * fresh build (it runs dist/) from one older than a source file (it runs the source).
+ * dist as it does from source. Then the admin UI (ui/) into dist/ui (scripts/build-ui.mjs). Last, dist/.built:
+ * its time is when the build started, so that bin/aigw.js can tell a fresh build (it runs dist/) from one older
+ * than a source file (it runs the source).
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, cpSync, openSync, readdirSync, rmSync, utimesSync } from 'node:fs';
