@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { adminRouter } from './api/admin/index.ts';
+import { providerSummaries } from './api/admin/providers.ts';
+import { adminUiRouter, defaultUiDir } from './api/admin-ui.ts';
 import { registerBatchJobs } from './api/batches-jobs.ts';
 import { registerFileJobs } from './api/files-expiry.ts';
 import { registerVectorStoreExpiry } from './api/vector-stores-expiry.ts';
@@ -57,6 +59,8 @@ export interface GatewayOptions {
   dbSchema?: string;
   /** Tests: how long one second of a realtime session's idle timeout lasts (default 1000 ms). */
   realtimeIdleUnitMs?: number;
+  /** Tests: the built admin UI served at /ui (default: dist/ui of the checkout or package). */
+  uiDir?: string;
 }
 
 /** The gateway's own services: the stores and identity in full (plugins get the narrow PluginServices). */
@@ -234,8 +238,10 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   const routers = [
     healthRouter({ db, kv, breakers, connections: () => connections.stats(), upstreamPools: () => upstream.pools() }),
     openApiRouter(buildOpenApiDocument([...endpoints, ...extraEndpoints], VERSION, extraAdminRoutes)),
+    adminUiRouter({ enabled: Boolean(config.auth.adminToken || identity.jwtEnabled), dir: options.uiDir ?? defaultUiDir() }),
     adminRouter({
       ...identity,
+      providers: providerSummaries(config, () => breakers.states()),
       extraRoutes: extraAdminRoutes,
       onWrite: pluginAdminWriteListener(loaded.plugins.list(), pluginServices, shared),
       clientIp: clientIpResolver(config.server),

@@ -2,14 +2,16 @@
  * npm run build: compiles core/, plugins/ and providers/ into dist/ (tsconfig.build.json), then copies beside
  * the compiled modules every file the runtime reads that is not TypeScript (SQL migrations, the PGlite worker's
  * plain-JavaScript modules), at the same relative place, so that `new URL(..., import.meta.url)` resolves from
- * dist as it does from source. Last, dist/.built: its time is when the build started, so that bin/aigw.js can tell a
- * fresh build (it runs dist/) from one older than a source file (it runs the source).
+ * dist as it does from source. Then the admin UI (ui/) into dist/ui (scripts/build-ui.mjs). Last, dist/.built:
+ * its time is when the build started, so that bin/aigw.js can tell a fresh build (it runs dist/) from one older
+ * than a source file (it runs the source).
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, cpSync, openSync, readdirSync, rmSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildUi } from './build-ui.mjs';
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const DIST = join(ROOT, 'dist');
@@ -35,7 +37,8 @@ for (const source of SOURCES) {
     copied += 1;
   }
 }
+await buildUi(join(DIST, 'ui'));
 const stamp = join(DIST, '.built');
 closeSync(openSync(stamp, 'w'));
 utimesSync(stamp, startedAt, startedAt);
-process.stdout.write(`dist: compiled ${SOURCES.join(', ')} and copied ${copied} other files\n`);
+process.stdout.write(`dist: compiled ${SOURCES.join(', ')} and copied ${copied} other files, built the admin UI into dist/ui\n`);

@@ -147,6 +147,22 @@ export function buildOpenApiDocument(endpoints: readonly EndpointDescription[], 
       responses: { '200': { description: 'ready' }, '503': { description: 'not ready' } },
     },
   };
+  // The admin UI's static files (core/api/admin-ui.ts): served only while the admin API is on.
+  const uiPage = {
+    get: {
+      summary: 'The admin UI (a browser page; it calls /admin/v1 with the token signed in with).',
+      responses: { '200': { description: 'index.html' }, '404': errorResponse('The admin API is off.'), '503': { description: 'The UI is not built: run npm run build.' } },
+    },
+  };
+  paths['/ui'] = uiPage;
+  paths['/ui/'] = uiPage;
+  paths['/ui/assets/{name}'] = {
+    get: {
+      summary: "One of the admin UI's script, style or image files.",
+      parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+      responses: { '200': { description: 'The file.' }, '304': { description: 'Unchanged since the ETag sent in If-None-Match.' }, '404': errorResponse('No such file, or the admin API is off.') },
+    },
+  };
   paths['/openapi.json'] = { get: { summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.0 document' } } } };
 
   return {

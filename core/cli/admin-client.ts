@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { LoadedConfig } from '../boot/load.ts';
 import { ADMIN_PREFIX, adminRouter } from '../api/admin/index.ts';
+import { providerSummaries } from '../api/admin/providers.ts';
 import { pluginAdminRoutes, pluginAdminWriteListener } from '../pipeline/plugin-routes.ts';
 import { initPlugins } from '../server/pipelines.ts';
 import type { PluginServices } from '../pipeline/services.ts';
@@ -67,7 +68,8 @@ export async function withAdminApi<T>(loaded: LoadedConfig, work: (admin: AdminC
     const app = new Koa();
     app.silent = true;
     app.use(requestContext(silentLogger(), createTraffic(), false));
-    const router = adminRouter({ ...identity, extraRoutes, onWrite, credentials: { controlToken } });
+    // This process calls no upstream: no breaker has a state here.
+    const router = adminRouter({ ...identity, providers: providerSummaries(config, () => []), extraRoutes, onWrite, credentials: { controlToken } });
     app.use(router.routes()).use(router.allowedMethods({ throw: true }));
     server.on('request', app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -2,7 +2,7 @@
  * The admin API's routes as data: the router serves them and /openapi.json documents them, from the same
  * schemas that validate their bodies.
  */
-import type { JsonSchema } from '../../json-schema.ts';
+import { listSchema, type JsonSchema } from '../../json-schema.ts';
 import type { ApiKeyService } from '../../identity/api-keys.ts';
 import type { AdminRequest, AdminRouteDescription } from '../../pipeline/routes.ts';
 import type { Directory } from '../../identity/directory.ts';
@@ -13,11 +13,14 @@ import {
   updateApiKeySchema,
 } from '../../identity/schemas.ts';
 import { pageRequest } from '../../store/pagination.ts';
+import { providerSummarySchema, type ProviderSummaries } from './providers.ts';
 
 export interface AdminDeps {
   apiKeys: ApiKeyService;
   directory: Directory;
   revocations: JwtRevocations;
+  /** The configured providers with their breakers' states on this instance (./providers.ts). */
+  providers: ProviderSummaries;
 }
 
 export type { AdminRequest };
@@ -113,5 +116,10 @@ export const adminRoutes: AdminRoute[] = [
     method: 'POST', path: '/jwt/revocations', status: 201, requestSchema: jwtRevocationSchema,
     summary: 'Put a JWT id on the blocklist: tokens carrying it are refused from now on, on every instance sharing the KV.',
     handle: async (r, d) => d.revocations.revoke(await r.body(), r.scope),
+  },
+  {
+    method: 'GET', path: '/providers', status: 200, responseSchema: listSchema(providerSummarySchema),
+    summary: 'List the configured providers, the models routed to each, and the states of their circuit breakers on the instance that answers.',
+    handle: async (_r, d) => d.providers(),
   },
 ];
