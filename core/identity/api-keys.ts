@@ -11,7 +11,8 @@ import { ParsedTexts } from '../store/parsed-texts.ts';
 import { compileRequestSchema, refuseUnstorableText } from '../validation.ts';
 import { createApiKeySchema, updateApiKeySchema } from './schemas.ts';
 import { listPage, type Page, type PageRequest } from '../store/pagination.ts';
-import { GatewayError } from '../errors.ts';
+import { GatewayError, validationError } from '../errors.ts';
+import { parseRange } from './addresses.ts';
 import { recordAdminWrite, type AdminScope } from './admin-audit.ts';
 import { outOfScope, requireMembership, tenantInScope, visible } from './directory.ts';
 import type { LastUsedRecorder } from './last-used.ts';
@@ -110,6 +111,15 @@ function toRecord(row: KeyRow): ApiKeyRecord {
   };
 }
 
+/**
+ * An allowedIps entry that is neither an address nor a CIDR range would match no client: the key would refuse
+ * every request with a 403 that names the client, not the entry. Refused when written instead.
+ */
+function refuseUnparsedAddresses(entries: readonly string[] | undefined): void {
+  const issues = (entries ?? []).flatMap((entry, i) => (parseRange(entry) ? [] : [{ path: `/allowedIps/${i}`, message: `${JSON.stringify(entry)} is not an IP address or CIDR range` }]));
+  if (issues.length > 0) throw validationError(issues);
+}
+
 export class ApiKeyService {
   private readonly cache: IdentityCache;
   /** By key hash: the cached text last read and what it parsed to. */
@@ -131,6 +141,7 @@ export class ApiKeyService {
     const fields = validateCreate(input);
     // Checked here too, not only by the admin routes: the service is the last step before SQL for every caller.
     refuseUnstorableText(fields, 'The key');
+    refuseUnparsedAddresses(fields.allowedIps);
     const tenantId = tenantInScope(scope, fields.tenantId);
     const key = KEY_PREFIX + randomBytes(32).toString('base64url');
     const id = `key_${randomUUID()}`;
@@ -207,6 +218,7 @@ export class ApiKeyService {
   async update(id: string, input: unknown, scope: AdminScope): Promise<ApiKeyRecord> {
     const fields = validateUpdate(input);
     refuseUnstorableText(fields, 'The key');
+    refuseUnparsedAddresses(fields.allowedIps);
     const row = await this.db.transaction(async (tx) => {
       const [current] = await tx.query<KeyRow>('SELECT * FROM api_keys WHERE id = $1 FOR UPDATE', [id]);
       if (!current || !visible(scope, current.tenant_id)) throw notFound(id);

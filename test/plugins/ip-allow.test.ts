@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { ConfigError } from '../../core/config/document.ts';
 import { parseConfig } from '../helpers/config.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
-import { chatConfig, postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { ADMIN_TOKEN, chatConfig, postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const hello = { model: 'plain', messages: [{ role: 'user', content: 'hi' }] };
 
@@ -62,14 +62,23 @@ describe('ip-allow', () => {
     assert.equal((await chat(direct, noField)).status, 200);
   });
 
-  test('a list of malformed entries is stored as written and refuses every caller', async () => {
-    const malformed = ['127.0.0/8', '127.0.0.256', '127.0.0.1/33', 'localhost'];
-    const key = await direct.createKey({ allowedIps: malformed });
-    assertForbidden(await chat(direct, key), '127.0.0.1');
-  });
+  test('malformed entries are refused when a key is created or updated, each named (400 VALIDATION_ERROR)', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const malformed = ['127.0.0/8', '127.0.0.0/8', '127.0.0.256', '127.0.0.1/33', 'localhost'];
+    const created = await postJson(`${direct.url}/admin/v1/keys`, { name: 'bad', allowedIps: malformed }, admin);
+    assert.equal(created.status, 400, JSON.stringify(created.body));
+    assert.equal(created.body.error.code, 'VALIDATION_ERROR');
+    const paths = (created.body.error.details as Array<{ path: string }>).map((issue) => issue.path);
+    assert.deepEqual(paths, ['/allowedIps/0', '/allowedIps/2', '/allowedIps/3', '/allowedIps/4']);
 
-  test('a malformed entry beside a valid one leaves the valid one working', async () => {
-    const key = await direct.createKey({ allowedIps: ['127.0.0/8', '127.0.0.0/8'] });
+    const key = await direct.createKey({ allowedIps: ['127.0.0.0/8'] });
+    const listed = await fetch(`${direct.url}/admin/v1/keys`, { headers: admin }).then((r) => r.json()) as { data: Array<{ id: string; prefix: string }> };
+    const id = listed.data.find((k) => key.startsWith(k.prefix))!.id;
+    const patched = await fetch(`${direct.url}/admin/v1/keys/${id}`, {
+      method: 'PATCH', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ allowedIps: ['10.0.0.0/8', 'nope'] }),
+    });
+    assert.equal(patched.status, 400);
+    // The key keeps its list: still served from loopback.
     assert.equal((await chat(direct, key)).status, 200);
   });
 
