@@ -46,6 +46,11 @@ import { createTraffic, requestContext } from './server/request-context.ts';
 import type { Database } from './store/database.ts';
 import type { KV } from './store/kv.ts';
 import { openStores } from './store/open.ts';
+import { labelBounds } from './observability/labels.ts';
+import { GatewayMetrics } from './observability/metrics.ts';
+import { requestObserver } from './observability/observer.ts';
+import { metricsRouter } from './observability/router.ts';
+import { StoreStallReporter } from './observability/store-stalls.ts';
 import { VERSION } from './version.ts';
 import type { Log } from './log.ts';
 import { compileOutboundPolicy } from './outbound/policy.ts';
@@ -124,6 +129,8 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     for (const hook of closeHooks) await hook().catch((err) => logger.error({ err }, 'close hook failed'));
   };
 
+  // Store stalls are logged at once; the metrics, built later, are told from then on.
+  const storeStalls = new StoreStallReporter(logger, clock.now);
   const stores = await openStores(config, {
     migrate: true,
     pluginMigrations: loaded.plugins.migrationSources(),
@@ -136,8 +143,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     ),
     onCloseError: (err) => logger.error({ err }, 'closing a store failed'),
     onStall: (store, stalled, timeoutMs) => {
-      if (stalled) logger.warn({ store, timeoutMs }, `the ${store} answered nothing for ${timeoutMs} ms: its calls fail at once, one probing it per deadline, until it answers`);
-      else logger.info({ store }, `the ${store} answers again`);
+      storeStalls.report(store, stalled, timeoutMs);
     },
   });
   cleanups.push(() => stores.close());
@@ -233,11 +239,19 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   // The client address is gw.clientIp, resolved against server.trustedProxies (core/identity/addresses.ts).
   const app = new Koa();
   app.silent = true; // every error is rendered and logged by requestContext
-  app.use(requestContext(logger, traffic, config.server.accessLog));
+  const metrics = config.server.metrics.enabled ? new GatewayMetrics(config, labelBounds(config, routePatterns(), (slug) => loaded.providers.get(slug)?.defaultBaseUrl), {
+    inFlight: () => traffic.inFlight,
+    breakers: () => breakers.states(),
+    pools: () => upstream.pools(),
+    connections: () => connections.stats(),
+  }) : undefined;
+  if (metrics) storeStalls.metrics = metrics;
+  app.use(requestContext(logger, traffic, requestObserver({ config, logger, now: clock.now, ...(metrics ? { metrics } : {}) })));
   const staticRoutes = new StaticRoutes();
   const routers = [
     healthRouter({ db, kv, breakers, connections: () => connections.stats(), upstreamPools: () => upstream.pools() }),
-    openApiRouter(buildOpenApiDocument([...endpoints, ...extraEndpoints], VERSION, extraAdminRoutes)),
+    ...(metrics ? [metricsRouter(config.server.metrics, metrics)] : []),
+    openApiRouter(buildOpenApiDocument([...endpoints, ...extraEndpoints], VERSION, extraAdminRoutes, { metrics: metrics !== undefined })),
     adminUiRouter({ enabled: Boolean(config.auth.adminToken || identity.jwtEnabled), dir: options.uiDir ?? defaultUiDir() }),
     adminRouter({
       ...identity,
@@ -255,6 +269,11 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   ];
   app.use(staticRoutes.middleware());
   for (const router of routers) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
+
+  /** Every route pattern the gateway registers: the only values the metrics' route label takes (besides `other`). */
+  function routePatterns(): string[] {
+    return [...endpoints, ...extraEndpoints].flatMap((e) => [e.path, e.routePattern ?? e.path]).concat(['/healthz', '/readyz', '/metrics']);
+  }
 
   function dataPlaneRouter(): Router {
     const router = new Router();

@@ -130,7 +130,10 @@ function adminOperation(route: AdminRouteDescription) {
   };
 }
 
-export function buildOpenApiDocument(endpoints: readonly EndpointDescription[], version: string, extraAdminRoutes: readonly AdminRouteDescription[] = []): Record<string, unknown> {
+/** `metrics`: the gateway serves GET /metrics (server.metrics.enabled). */
+export function buildOpenApiDocument(
+  endpoints: readonly EndpointDescription[], version: string, extraAdminRoutes: readonly AdminRouteDescription[] = [], options: { metrics?: boolean } = {},
+): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const endpoint of endpoints) {
     const path = toOpenApiPath(endpoint.routePattern ?? endpoint.path);
@@ -163,6 +166,18 @@ export function buildOpenApiDocument(endpoints: readonly EndpointDescription[], 
       responses: { '200': { description: 'The file.' }, '304': { description: 'Unchanged since the ETag sent in If-None-Match.' }, '404': errorResponse('No such file, or the admin API is off.') },
     },
   };
+  if (options.metrics) {
+    paths['/metrics'] = {
+      get: {
+        summary: 'Prometheus metrics (text exposition format). Loopback scrapers need no credential; others send server.metrics.token as a Bearer token.',
+        responses: {
+          '200': { description: 'the series listed in docs/operations.md' },
+          '401': { description: 'AUTH_REQUIRED or AUTH_INVALID_TOKEN: a non-loopback scraper without the metrics token' },
+          '403': { description: 'AUTH_FORBIDDEN: a non-loopback scraper, and no server.metrics.token is configured' },
+        },
+      },
+    };
+  }
   paths['/openapi.json'] = { get: { summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.0 document' } } } };
 
   return {

@@ -15,6 +15,7 @@ import { initPlugins } from '../server/pipelines.ts';
 import type { PluginServices } from '../pipeline/services.ts';
 import { createIdentity } from '../identity/services.ts';
 import { silentLogger } from '../logger.ts';
+import { UNOBSERVED } from '../observability/observer.ts';
 import { createTraffic, requestContext } from '../server/request-context.ts';
 import { readLock } from '../store/data-dir-lock.ts';
 import { openStores } from '../store/open.ts';
@@ -67,7 +68,7 @@ export async function withAdminApi<T>(loaded: LoadedConfig, work: (admin: AdminC
     const controlToken = randomBytes(32).toString('base64url');
     const app = new Koa();
     app.silent = true;
-    app.use(requestContext(silentLogger(), createTraffic(), false));
+    app.use(requestContext(silentLogger(), createTraffic(), UNOBSERVED));
     // This process calls no upstream: no breaker has a state here.
     const router = adminRouter({ ...identity, providers: providerSummaries(config, () => []), extraRoutes, onWrite, credentials: { controlToken } });
     app.use(router.routes()).use(router.allowedMethods({ throw: true }));

@@ -44,6 +44,14 @@ const serverSchema: JsonSchema = {
     proxyForwardClientAddress: { type: 'boolean', default: false, description: 'Send the caller\'s address to providers on passthrough requests (/proxy/<provider>/..., WebSocket upgrades too) as X-Forwarded-For: the resolved client address, the trusted proxies after it, then the gateway\'s socket peer. Off by default: a provider is a third party, the address is personal data it needs for nothing it does for the gateway, and translated calls never send it. Turn it on for upstreams you operate that log or limit by client. X-Forwarded-Proto and X-Forwarded-Host are sent either way; a caller\'s own forwarding headers never are, unless it is a trusted proxy.' },
     publicUrl: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$', description: 'The gateway\'s address as callers reach it (https://gw.example.com, a path prefix allowed): links the gateway hands out (a video job\'s content route) are built on it. Unset: the request\'s own scheme and Host.' },
     proxyBodyLimitBytes: { type: 'integer', minimum: 1024, default: 52428800, description: 'Largest request body the passthrough (/proxy/<provider>/...) streams to a provider; a declared Content-Length over it gets 413 before any byte is sent upstream, a chunked body as soon as it crosses it.' },
+    metrics: {
+      type: 'object', additionalProperties: false, default: {},
+      description: 'The Prometheus endpoint GET /metrics (docs/operations.md lists its series).',
+      properties: {
+        enabled: { type: 'boolean', default: true, description: 'Serve GET /metrics. Off: the route answers 404 and nothing is collected.' },
+        token: { type: 'string', minLength: 16, description: 'Bearer token a scraper from a non-loopback address must send (Authorization: Bearer <token>), e.g. ${AIGW_METRICS_TOKEN}. Loopback scrapers (the socket peer, never X-Forwarded-For) need none. Unset: only loopback scrapers are served; others get 403.' },
+      },
+    },
   },
 };
 

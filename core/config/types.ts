@@ -19,6 +19,13 @@ export interface ServerConfig {
   maxConnections: number;
   /** The gateway's address as callers reach it, for links it hands out; unset: the request's scheme and Host. */
   publicUrl?: string;
+  metrics: MetricsConfig;
+}
+
+/** GET /metrics: loopback scrapers are served as they are, any other needs the token. */
+export interface MetricsConfig {
+  enabled: boolean;
+  token?: string;
 }
 
 export interface StorageConfig {

@@ -71,12 +71,21 @@ export class Breakers {
         errorFilter: (err: unknown) => isAbort(err) || !countsAgainstUpstream(err),
       });
       const fields = { provider, baseUrl };
-      breaker.on('open', () => this.logger?.warn(
-        { ...fields, failures: breaker.stats.failures, resetTimeoutMs: this.config.resetTimeoutMs },
-        'circuit breaker opened: requests to this upstream get 503 UPSTREAM_UNAVAILABLE until a probe succeeds',
-      ));
+      // When it last opened: the closing line says how long the upstream was cut off.
+      let openedAt = 0;
+      breaker.on('open', () => {
+        if (openedAt === 0) openedAt = performance.now();
+        this.logger?.warn(
+          { ...fields, failures: breaker.stats.failures, resetTimeoutMs: this.config.resetTimeoutMs },
+          'circuit breaker opened: requests to this upstream get 503 UPSTREAM_UNAVAILABLE until a probe succeeds',
+        );
+      });
       breaker.on('halfOpen', () => this.logger?.info(fields, 'circuit breaker half-open: one probe request is let through'));
-      breaker.on('close', () => this.logger?.info(fields, 'circuit breaker closed: the upstream answers again'));
+      breaker.on('close', () => {
+        const openForMs = openedAt === 0 ? undefined : Math.round(performance.now() - openedAt);
+        openedAt = 0;
+        this.logger?.info({ ...fields, ...(openForMs === undefined ? {} : { openForMs }) }, 'circuit breaker closed: the upstream answers again');
+      });
       entry = { breaker, provider, baseUrl };
       this.breakers.set(key, entry);
     }

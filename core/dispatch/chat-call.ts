@@ -54,7 +54,7 @@ export async function startChatStream(
 ): Promise<void> {
   const gw = ctx.state.gw;
   gw.stream = await started(canonicalChatStream({
-    response, chat, target, request, signal: gw.signal, maxFrameBytes: deps.upstream.maxFrameBytes,
+    response, chat, target, request, signal: gw.signal, maxFrameBytes: deps.upstream.maxFrameBytes, observed: gw.observed,
     onEstimated: () => {
       gw.usageEstimated = true;
     },

@@ -8,6 +8,7 @@ import { decodeStream } from '../streaming/decode.ts';
 import type { ChatTranslator, ProviderTarget } from './provider.ts';
 import type { UpstreamResponse } from './upstream.ts';
 import { isAbort, transportError } from './upstream-errors.ts';
+import type { RequestObservation } from '../pipeline/context.ts';
 
 export interface ChatStreamInput {
   response: UpstreamResponse;
@@ -19,6 +20,8 @@ export interface ChatStreamInput {
   /** upstream.maxFrameBytes: a larger frame fails the stream and drops the connection. */
   maxFrameBytes: number;
   onEstimated(): void;
+  /** Where the stream's end and last usage are noted, for the access line and the metrics. */
+  observed?: RequestObservation;
 }
 
 export async function* canonicalChatStream(input: ChatStreamInput): AsyncGenerator<ChatCompletionChunk> {
@@ -30,7 +33,10 @@ export async function* canonicalChatStream(input: ChatStreamInput): AsyncGenerat
   const text: string[] = [];
   const note = (chunk: ChatCompletionChunk) => {
     last = chunk;
-    if (chunk.usage) sawUsage = true;
+    if (chunk.usage) {
+      sawUsage = true;
+      if (input.observed) input.observed.streamUsage = chunk.usage;
+    }
     for (const choice of chunk.choices) {
       if (choice.delta.content) text.push(choice.delta.content);
       for (const call of choice.delta.tool_calls ?? []) if (call.function?.arguments) text.push(call.function.arguments);
@@ -54,19 +60,22 @@ export async function* canonicalChatStream(input: ChatStreamInput): AsyncGenerat
     if (signal.aborted || isAbort(err)) throw err;
     throw transportError(target.slug, err, 'stream');
   } finally {
+    if (input.observed) input.observed.upstreamEnd = performance.now();
     // After the end the rest is drained so the connection returns to the pool; otherwise it is dropped.
     if (finished) await response.body.dump().catch(() => {});
     else response.body.destroy();
   }
   if (!sawUsage) {
     input.onEstimated();
+    const usage = await estimateUsage(request, text.join(''));
+    if (input.observed) input.observed.streamUsage = usage;
     yield {
       id: last?.id ?? `chatcmpl-${target.slug}`,
       object: 'chat.completion.chunk',
       created: last?.created ?? Math.floor(Date.now() / 1000),
       model: last?.model ?? target.upstreamModel,
       choices: [],
-      usage: await estimateUsage(request, text.join('')),
+      usage,
     };
   }
 }

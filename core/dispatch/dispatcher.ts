@@ -148,28 +148,38 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
     let refusal: GatewayError | undefined;
     // Origins whose pool just refused this request: another target on one would only queue behind it again.
     const fullOrigins = new Set<string>();
-    for (const target of servingTargets(deps, modality, targets, request)) {
-      if (fullOrigins.size > 0 && fullOrigins.has(originOf(target.baseUrl))) continue;
-      const provider = deps.providers.get(target.slug)!;
-      for (let attempt = 0; attempt <= deps.retry.retries; attempt++) {
-        // An abort ends the backoff early; the check below answers it.
-        if (attempt > 0) await sleep(backoff(attempt - 1), gw.signal).catch(() => undefined);
-        if (gw.signal.aborted) throw lastError ?? gw.signal.reason;
-        try {
-          await modality.call(ctx, deps, provider, target);
-          return;
-        } catch (err) {
-          if (isTargetRefusal(err) && !gw.signal.aborted) {
-            refusal ??= err;
-            break;
+    const serving = servingTargets(deps, modality, targets, request);
+    // Upstream time, for the overhead metric: from the first call until the answer is in hand (a stream's end is
+    // noted by chat-stream.ts), backoffs and fallbacks included.
+    const observed = gw.observed;
+    observed.upstreamStart = performance.now();
+    try {
+      for (const target of serving) {
+        if (fullOrigins.size > 0 && fullOrigins.has(originOf(target.baseUrl))) continue;
+        const provider = deps.providers.get(target.slug)!;
+        for (let attempt = 0; attempt <= deps.retry.retries; attempt++) {
+          // An abort ends the backoff early; the check below answers it.
+          if (attempt > 0) await sleep(backoff(attempt - 1), gw.signal).catch(() => undefined);
+          if (gw.signal.aborted) throw lastError ?? gw.signal.reason;
+          try {
+            await modality.call(ctx, deps, provider, target);
+            return;
+          } catch (err) {
+            if (isTargetRefusal(err) && !gw.signal.aborted) {
+              refusal ??= err;
+              break;
+            }
+            if (gw.signal.aborted || !shouldFallBack(err)) throw err;
+            lastError = err;
+            if (isPoolFull(err)) fullOrigins.add(originOf(target.baseUrl));
+            if (!isRetryable(err)) break; // an open breaker or a refused credential: only another target can help
           }
-          if (gw.signal.aborted || !shouldFallBack(err)) throw err;
-          lastError = err;
-          if (isPoolFull(err)) fullOrigins.add(originOf(target.baseUrl));
-          if (!isRetryable(err)) break; // an open breaker or a refused credential: only another target can help
         }
       }
+      throw lastError ?? refusal;
+    } finally {
+      if (gw.stream) observed.firstTokenMs = performance.now() - observed.upstreamStart;
+      else observed.upstreamEnd = performance.now();
     }
-    throw lastError ?? refusal;
   };
 }

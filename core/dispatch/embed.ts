@@ -13,6 +13,7 @@ import { MAX_EMBED_INPUTS } from '../pipeline/embed.ts';
 import type { GatewayContext, GatewayMiddleware, GatewayState } from '../pipeline/context.ts';
 import type { MeteredWork } from '../pipeline/metered.ts';
 import type { RoutingTable } from './routing.ts';
+import { newObservation } from '../observability/observed.ts';
 
 export interface EmbeddingServiceDeps {
   dispatcher: GatewayMiddleware;
@@ -37,6 +38,7 @@ function embedState(request: CanonicalEmbeddingsRequest, embed: EmbedRequest, si
     canonical: request,
     request: async () => request,
     stage: () => { throw new Error('the gateway\'s own embeddings have no response stages'); },
+    observed: newObservation(0),
   };
   return state as GatewayState;
 }

@@ -69,6 +69,27 @@ export interface GuardVerdict {
   score?: number;
 }
 
+/**
+ * What the core notes about one request while serving it, for the outcome record written when the response
+ * closes (core/observability/outcome.ts): plain numbers set at a few boundaries, so that noting them costs no
+ * allocation or closure.
+ */
+export interface RequestObservation {
+  /** performance.now() when the dispatcher began calling providers; 0 when it never did. */
+  upstreamStart: number;
+  /**
+   * performance.now() when the answer was in hand: a complete answer returned (body read and translated), or a
+   * stream's last upstream chunk decoded (or the call failed). 0 while waiting.
+   */
+  upstreamEnd: number;
+  /** A stream: ms from upstreamStart to its first chunk (retries and fallbacks included); -1 otherwise. */
+  firstTokenMs: number;
+  /** A stream: the usage its provider reported last (or the gateway's estimate when it reported none). */
+  streamUsage: Usage | null;
+  /** Per pipeline position: the plugin's own ms (downstream excluded), -1 where it did not run. */
+  readonly pluginMs: number[];
+}
+
 export interface GatewayState {
   readonly requestId: string;
   readonly endpoint: EndpointDescription & { kind: 'dispatch' | 'local' };
@@ -116,6 +137,8 @@ export interface GatewayState {
   guardVerdicts?: GuardVerdict[];
   /** Adds the calling plugin's stage to the response path (see ResponseStage for the order). */
   stage(stage: ResponseStage): void;
+  /** Timings the core notes for the access line and the metrics (core/observability); plugins only read it. */
+  readonly observed: RequestObservation;
 }
 
 export type GatewayContext = ParameterizedContext<{ gw: GatewayState; requestId: string }>;

@@ -37,24 +37,39 @@ export function attachStages(gw: GatewayState, list: StageList): void {
   lists.set(gw, list);
 }
 
-/** Wraps the plugin at `position`: its stage registrations are attributed to it, its result stages applied as it returns. */
+/**
+ * Wraps the plugin at `position`: its stage registrations are attributed to it, its result stages applied as it
+ * returns, and its own time (from entry to return, minus the time spent downstream of it) noted in
+ * gw.observed.pluginMs for the overhead metric.
+ */
 export function positioned(position: number, middleware: GatewayMiddleware): GatewayMiddleware {
   return async (ctx: GatewayContext, next) => {
     const list = lists.get(ctx.state.gw);
     if (!list) return middleware(ctx, next);
-    list.current = position;
-    await middleware(ctx, async () => {
-      await next();
-      list.current = position;
-    });
-    list.current = position - 1;
     const gw = ctx.state.gw;
-    if (!gw.result || gw.stream) return;
-    for (let i = list.entries.length - 1; i >= 0; i--) {
-      const { plugin, stage } = list.entries[i]!;
-      if (plugin !== position || !stage.result) continue;
-      const replaced = await stage.result(gw.result);
-      if (replaced) gw.result = replaced;
+    const entered = performance.now();
+    let downstream = 0;
+    list.current = position;
+    try {
+      await middleware(ctx, async () => {
+        const left = performance.now();
+        try {
+          await next();
+        } finally {
+          downstream += performance.now() - left;
+        }
+        list.current = position;
+      });
+      list.current = position - 1;
+      if (!gw.result || gw.stream) return;
+      for (let i = list.entries.length - 1; i >= 0; i--) {
+        const { plugin, stage } = list.entries[i]!;
+        if (plugin !== position || !stage.result) continue;
+        const replaced = await stage.result(gw.result);
+        if (replaced) gw.result = replaced;
+      }
+    } finally {
+      gw.observed.pluginMs[position] = performance.now() - entered - downstream;
     }
   };
 }

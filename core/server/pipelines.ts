@@ -10,6 +10,7 @@ import { clientAddress, compileAddressList } from '../identity/addresses.ts';
 import type { EndpointDefinition, LocalEndpointDeps } from '../ingress/endpoint.ts';
 import { jsonBodyReader } from '../ingress/body.ts';
 import type { Logger } from '../logger.ts';
+import { newObservation } from '../observability/observed.ts';
 import { withTimeout } from '../timeout.ts';
 import type { GatewayContext, GatewayMiddleware, GatewayState } from '../pipeline/context.ts';
 import type { PluginServices } from '../pipeline/plugin.ts';
@@ -78,9 +79,10 @@ export function routeEntry(
   const limit = endpoint.bodyLimitBytes ?? bodyLimitBytes;
   const custom = endpoint.kind === 'dispatch' ? endpoint.readBody : undefined;
   const readBody = custom ? (ctx: Context) => custom(ctx as GatewayContext, limit) : jsonBodyReader(limit);
+  const plugins = pipelineForRoute(deps.config, endpoint.path).plugins.length;
   return async (ctx, next) => {
     const stages = new StageList();
-    const gw = createState(ctx, endpoint, pipeline, readBody, clientIp(ctx), stages, deps);
+    const gw = createState(ctx, endpoint, pipeline, readBody, clientIp(ctx), stages, deps, plugins);
     ctx.state.gw = gw;
     await next();
     if (endpoint.kind === 'local') return; // its handler has answered
@@ -92,7 +94,7 @@ export function routeEntry(
 
 function createState(
   ctx: GatewayContext, endpoint: EndpointDefinition, pipeline: string, readBody: (ctx: Context) => Promise<unknown>, clientIp: string, stages: StageList,
-  deps: LocalEndpointDeps,
+  deps: LocalEndpointDeps, plugins: number,
 ): GatewayState {
   const controller = new AbortController();
   ctx.res.once('close', () => {
@@ -108,6 +110,7 @@ function createState(
     abort: (reason) => controller.abort(reason),
     clientIp,
     stage: (stage) => stages.add(stage),
+    observed: newObservation(plugins),
     request: () => {
       if (endpoint.kind !== 'dispatch') return Promise.reject(new GatewayError('INTERNAL_ERROR', `${endpoint.path} takes no request body`));
       parsed ??= readBody(ctx).then(async (body) => {

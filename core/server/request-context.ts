@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { GatewayError, renderError, toGatewayError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import type { RequestObserver } from '../observability/observer.ts';
 import type { GatewayState } from '../pipeline/context.ts';
 import { SANE_REQUEST_ID } from '../validation.ts';
 
@@ -38,7 +39,8 @@ export function createTraffic(): Traffic & { enter(): void; leave(): void } {
   return traffic;
 }
 
-export function requestContext(logger: Logger, traffic: ReturnType<typeof createTraffic>, accessLog: boolean): Middleware {
+/** `observer`: told of every response as it closes (the access line and the metrics, core/observability/observer.ts). */
+export function requestContext(logger: Logger, traffic: ReturnType<typeof createTraffic>, observer: RequestObserver): Middleware {
   return async (ctx, next) => {
     const started = performance.now();
     const incoming = ctx.get('x-request-id');
@@ -53,9 +55,7 @@ export function requestContext(logger: Logger, traffic: ReturnType<typeof create
     // Counted until the last byte is written (or the client leaves): streams finish after next() returns.
     ctx.res.once('close', () => {
       traffic.leave();
-      if (accessLog) {
-        logger.info({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
-      }
+      observer.closed(ctx, started, performance.now());
     });
     try {
       if (traffic.draining) throw new GatewayError('SHUTTING_DOWN', 'The gateway is shutting down; retry on another instance');
@@ -70,8 +70,9 @@ export function requestContext(logger: Logger, traffic: ReturnType<typeof create
 
 function respondWithError(ctx: Parameters<Middleware>[0], err: unknown, logger: Logger): void {
   const gw = ctx.state.gw as GatewayState | undefined;
-  if (gw?.signal.aborted) return; // nobody is listening any more
   const error = fromKoaError(err);
+  ctx.state.error = error; // for the outcome record (core/observability/outcome.ts)
+  if (gw?.signal.aborted) return; // nobody is listening any more
   if (error.code === 'INTERNAL_ERROR') logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
   if (ctx.headerSent) {
     logger.warn({ requestId: ctx.state.requestId, code: error.code }, 'error after the response started');
