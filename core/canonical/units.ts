@@ -91,6 +91,17 @@ export interface Metered {
  * here again would cost every answer for the few that need it.
  */
 export async function meteredResult(request: CanonicalRequest | undefined, result: CanonicalResult, reportedEstimated: boolean): Promise<Metered> {
+  const answered = meteredAsAnswered(request, result, reportedEstimated);
+  if (answered) return answered;
+  const tokens = await estimateInputTokens(request!);
+  return { usage: { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens }, searchUnits: 0, estimated: true, audioSeconds: 0, characters: 0, images: 0, videoSeconds: 0 };
+}
+
+/**
+ * meteredResult without counting anything: what the answer itself says it used, or null for the one case that
+ * needs its input counted (an embeddings answer without usage). The access line and the metrics take this.
+ */
+export function meteredAsAnswered(request: CanonicalRequest | undefined, result: CanonicalResult, reportedEstimated: boolean): Metered | null {
   if (result.object === 'transcription') return meteredAudio(result.usage);
   const none = { audioSeconds: 0, characters: 0, images: 0, videoSeconds: 0 };
   if (result.object === 'speech') return { usage: null, searchUnits: 0, ...none, characters: tokenCount(result.usage.characters), estimated: false };
@@ -100,8 +111,7 @@ export async function meteredResult(request: CanonicalRequest | undefined, resul
   const searchUnits = result.object === 'rerank' ? tokenCount(result.meta?.billed_units?.search_units) : 0;
   if (result.usage) return { usage: result.usage, searchUnits, estimated: reportedEstimated, ...none };
   if (request?.modality !== 'embeddings' || result.object !== 'list') return { usage: null, searchUnits, estimated: false, ...none };
-  const tokens = await estimateInputTokens(request);
-  return { usage: { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens }, searchUnits, estimated: true, ...none };
+  return null;
 }
 
 /** Tokens a non-token modality's provider reported, or null when it reported none. */

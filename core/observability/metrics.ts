@@ -91,10 +91,14 @@ export class GatewayMetrics {
     if (outcome.overheadMs !== undefined) {
       this.part(set, 'total').observe(outcome.overheadMs / 1000);
       const names = outcome.pipeline === undefined ? undefined : this.parts.get(outcome.pipeline);
-      outcome.pluginMs?.forEach((ms, position) => {
-        const part = names?.[position];
-        if (ms >= 0 && part !== undefined) this.part(set, part).observe(ms / 1000);
-      });
+      const pluginMs = outcome.pluginMs;
+      if (names && pluginMs) {
+        for (let position = 0; position < pluginMs.length; position++) {
+          const ms = pluginMs[position]!;
+          const part = names[position];
+          if (ms >= 0 && part !== undefined) this.part(set, part).observe(ms / 1000);
+        }
+      }
     }
     if (outcome.upstreamMs !== undefined) this.upstream.labels(provider, model).observe(outcome.upstreamMs / 1000);
     if (outcome.firstTokenMs !== undefined) this.firstToken.labels(provider, model).observe(outcome.firstTokenMs / 1000);

@@ -29,11 +29,15 @@ export function requestObserver(options: ObserverOptions): RequestObserver {
   const refusals = new RefusalLog(logger, options.now);
   return {
     closed(ctx, started, ended) {
-      record(ctx, started, ended).then((outcome) => {
+      // In a response's close listener: nothing here may throw into the server.
+      try {
+        const outcome = record(ctx, started, ended);
         if (accessLog) logger.info(accessFields(outcome), 'request');
         metrics?.observe(outcome);
         refusals.note(outcome);
-      }).catch((err: unknown) => logger.error({ err, requestId: ctx.state.requestId }, 'recording a request\'s outcome failed'));
+      } catch (err) {
+        logger.error({ err, requestId: ctx.state.requestId }, 'recording a request\'s outcome failed');
+      }
     },
   };
 }

@@ -6,7 +6,7 @@
 import type { Context } from 'koa';
 import type { Usage } from '../canonical/chat.ts';
 import { costUsd } from '../canonical/pricing.ts';
-import { meteredResult, pricedUsage, tokenCount, type Metered } from '../canonical/units.ts';
+import { meteredAsAnswered, pricedUsage, tokenCount, type Metered } from '../canonical/units.ts';
 import type { GatewayConfig, ModelConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
 import { overriddenModel } from '../identity/policy.ts';
@@ -46,7 +46,7 @@ export interface RequestOutcome {
 }
 
 /** `started`, `ended`: performance.now() when the request arrived and when its response closed. */
-export type OutcomeRecorder = (ctx: Context, started: number, ended: number) => Promise<RequestOutcome>;
+export type OutcomeRecorder = (ctx: Context, started: number, ended: number) => RequestOutcome;
 
 /** The error an answer carried: requestContext keeps it in ctx.state.error. */
 function errorOf(ctx: Context): GatewayError | undefined {
@@ -65,8 +65,12 @@ function refusalOf(error: GatewayError | undefined): RequestOutcome['refusal'] {
   return undefined;
 }
 
-async function meteredOf(gw: GatewayState): Promise<Metered | null> {
-  if (gw.result) return meteredResult(gw.canonical, gw.result, gw.usageEstimated ?? false);
+/**
+ * What the answer used, as it says itself: nothing is counted here (an embeddings answer a plugin made without
+ * usage has no tokens in the record; the usage plugin counts its input).
+ */
+function meteredOf(gw: GatewayState): Metered | null {
+  if (gw.result) return meteredAsAnswered(gw.canonical, gw.result, gw.usageEstimated ?? false);
   const usage: Usage | null = gw.observed.streamUsage;
   if (!usage) return null;
   return { usage, searchUnits: 0, audioSeconds: 0, characters: 0, images: 0, videoSeconds: 0, estimated: gw.usageEstimated ?? false };
@@ -74,7 +78,7 @@ async function meteredOf(gw: GatewayState): Promise<Metered | null> {
 
 export function outcomeRecorder(config: Pick<GatewayConfig, 'models'>): OutcomeRecorder {
   const models = new Map<string, ModelConfig>(config.models.map((m) => [m.id, m]));
-  return async (ctx, started, ended) => {
+  return (ctx, started, ended) => {
     const durationMs = ended - started;
     const gw = ctx.state.gw as GatewayState | undefined;
     const error = ctx.status >= 400 ? errorOf(ctx) : undefined;
@@ -85,8 +89,9 @@ export function outcomeRecorder(config: Pick<GatewayConfig, 'models'>): OutcomeR
       path: ctx.path,
       status: ctx.status,
       durationMs,
-      ...(gw ? { route: gw.endpoint.path } : typeof matched === 'string' ? { route: matched } : {}),
     };
+    if (gw) outcome.route = gw.endpoint.path;
+    else if (typeof matched === 'string') outcome.route = matched;
     if (error) {
       outcome.code = error.code;
       const upstreamStatus = detail(error, 'upstreamStatus');
@@ -114,7 +119,7 @@ export function outcomeRecorder(config: Pick<GatewayConfig, 'models'>): OutcomeR
     if (gw.observed.firstTokenMs >= 0) outcome.firstTokenMs = gw.observed.firstTokenMs;
     // Tokens and cost of what a provider served: a cached answer cost nothing upstream.
     if (gw.target && !gw.servedFromCache && ctx.status < 400) {
-      const metered = await meteredOf(gw).catch(() => null);
+      const metered = meteredOf(gw);
       if (metered?.usage) outcome.tokens = { input: tokenCount(metered.usage.prompt_tokens), output: tokenCount(metered.usage.completion_tokens) };
       const cost = metered && model !== undefined ? costUsd(models.get(model)?.pricing, pricedUsage(metered)) : null;
       if (cost !== null) outcome.costUsd = cost;

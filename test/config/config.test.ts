@@ -235,6 +235,18 @@ describe('schema errors', () => {
     });
   });
 
+  test('server.metrics: a token shorter than 16 characters is refused, not padded', async () => {
+    const err = await configError(edit(MINIMAL, 'server:\n  port: ${PORT:-8080}', 'server:\n  metrics: { token: short }'));
+    assert.equal(err.issues.length, 1);
+    assert.equal(err.issues[0]!.pointer, '/server/metrics/token');
+    assert.match(err.issues[0]!.message, /16/);
+  });
+
+  test('server.metrics defaults: served, no token', async () => {
+    const { config } = await parse(MINIMAL);
+    assert.deepEqual(config.server.metrics, { enabled: true });
+  });
+
   test('a section written as a scalar is a ConfigError, not a crash', async () => {
     // BUG: applyEnvironmentDefaults assigns storage.dataDir on the string "local" -> TypeError.
     await oneIssue(`storage: local\n${MINIMAL}`, {

@@ -2,7 +2,8 @@
  * GET /metrics through an in-process gateway on a loopback fake: after a plain chat, a streamed chat, a 429 from
  * ratelimit, a 402 from budget, an unknown model and a breaker opened by a failing upstream, the scrape holds every
  * series with bounded labels (an unknown model is `other`, no key id anywhere), each plugin's own time, the
- * stream's time to first token, and tokens and cost equal to the usage. Then the token protection.
+ * stream's time to first token, and tokens and cost equal to the usage. Then who may scrape over HTTP (the parts
+ * without a gateway are in metrics-units.test.ts).
  */
 import assert from 'node:assert/strict';
 import { networkInterfaces } from 'node:os';
@@ -13,9 +14,6 @@ import { completion, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts
 import { eventually } from '../helpers/eventually.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { admin, createKey, send } from '../helpers/ratelimit.ts';
-import { isLoopbackAddress, metricsAccess } from '../../core/observability/router.ts';
-import { RefusalLog } from '../../core/observability/refusals.ts';
-import type { RequestOutcome } from '../../core/observability/outcome.ts';
 
 /** An address of this host that is not loopback: a request to it arrives from it, as from another machine. */
 const outsideAddress = Object.values(networkInterfaces()).flat().find((i) => i?.family === 'IPv4' && !i.internal)?.address;
@@ -240,53 +238,5 @@ describe('metrics without a token, and turned off', () => {
     } finally {
       await gw.close();
     }
-  });
-});
-
-describe('limit refusals in the log', () => {
-  const refused = (level: string, tenant: string): RequestOutcome => ({
-    requestId: 'r', method: 'POST', path: '/v1/chat/completions', route: '/v1/chat/completions', status: 429, durationMs: 1,
-    code: 'RATE_LIMIT_EXCEEDED', tenant, keyId: 'key-1', refusal: { code: 'RATE_LIMIT_EXCEEDED', level },
-  });
-
-  test('at most one line a minute per (level, tenant), counting the refusals since the last line', () => {
-    const lines: Array<Record<string, unknown>> = [];
-    const capture = (fields: object | string) => {
-      lines.push(fields as Record<string, unknown>);
-    };
-    let now = 1_000_000;
-    const log = new RefusalLog({ debug: capture, info: capture, warn: capture, error: capture }, () => now);
-    log.note(refused('apiKey', 'acme'));
-    for (let i = 0; i < 5; i++) log.note(refused('apiKey', 'acme'));
-    log.note(refused('tenant', 'acme'));
-    log.note(refused('apiKey', 'globex'));
-    log.note({ ...refused('apiKey', 'acme'), refusal: undefined, status: 200, code: undefined });
-    assert.deepEqual(lines.map((l) => [l.level, l.tenant, l.refusals]), [['apiKey', 'acme', 1], ['tenant', 'acme', 1], ['apiKey', 'globex', 1]]);
-    now += 59_999;
-    log.note(refused('apiKey', 'acme'));
-    assert.equal(lines.length, 3, 'still within the minute');
-    now += 1;
-    log.note(refused('apiKey', 'acme'));
-    assert.deepEqual(lines.at(-1), {
-      code: 'RATE_LIMIT_EXCEEDED', level: 'apiKey', tenant: 'acme', refusals: 7, intervalMs: 60_000,
-      route: '/v1/chat/completions', keyId: 'key-1',
-    });
-  });
-});
-
-describe('who may scrape', () => {
-  test('loopback is the socket peer on 127.0.0.0/8 or ::1, IPv4-mapped too', () => {
-    for (const address of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1', '0:0:0:0:0:0:0:1']) assert.ok(isLoopbackAddress(address), address);
-    for (const address of ['10.0.0.1', '::ffff:10.0.0.1', '::', '::2', 'fe80::1', '128.0.0.1', '', undefined, 'localhost']) assert.ok(!isLoopbackAddress(address), String(address));
-  });
-
-  test('a non-loopback scraper needs the configured token; without one it is refused', () => {
-    const open = metricsAccess({ enabled: true });
-    open('127.0.0.1', '');
-    assert.throws(() => open('10.1.2.3', `Bearer ${TOKEN}`), { code: 'AUTH_FORBIDDEN' });
-    const guarded = metricsAccess({ enabled: true, token: TOKEN });
-    guarded('10.1.2.3', `Bearer ${TOKEN}`);
-    assert.throws(() => guarded('10.1.2.3', ''), { code: 'AUTH_REQUIRED' });
-    assert.throws(() => guarded('10.1.2.3', 'Bearer wrong-token-0123456789'), { code: 'AUTH_INVALID_TOKEN' });
   });
 });
