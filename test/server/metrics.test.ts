@@ -10,6 +10,7 @@ import { networkInterfaces } from 'node:os';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
+import { answerEmbeddings } from '../fakes/embedder.ts';
 import { completion, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -237,6 +238,48 @@ describe('metrics without a token, and turned off', () => {
       assert.deepEqual([answer.status, answer.body.error.code], [404, 'NOT_FOUND']);
     } finally {
       await gw.close();
+    }
+  });
+});
+
+describe('a semantic-cache hit', () => {
+  test('is counted by kind, and its tokens and cost are not (no provider served it)', async () => {
+    const fake = await startFakeOpenAI();
+    fake.handle((req, res) => {
+      if (req.path.endsWith('/embeddings')) return answerEmbeddings(res, req.body);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(completion(String(req.body.model), 'Hello world')));
+    });
+    const lines: Array<Record<string, any>> = [];
+    const sink = new Writable({ write(chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done(); } });
+    const gw = await startTestGateway(`
+providers:
+  openai: { baseUrl: ${fake.baseUrl}, apiKey: sk-upstream-secret }
+models:
+  - { id: priced, provider: openai, pricing: { input: ${IN}, output: ${OUT} } }
+  - { id: embed, provider: openai }
+pipelines:
+  - name: chat
+    routes: [/v1/chat/completions]
+    plugins: [auth, { semantic-cache: { embeddingModel: embed, threshold: 0.85 } }, usage]
+`, { logger: pino({ level: 'info' }, sink) });
+    try {
+      const { key } = await createKey(gw.url);
+      const body = { model: 'priced', messages: [{ role: 'user', content: 'What is the capital of France?' }] };
+      for (let i = 0; i < 2; i++) assert.equal((await send(gw.url, body, key)).status, 200);
+      let samples: Sample[] = [];
+      await eventually(async () => {
+        samples = parse(await (await fetch(`${gw.url}/metrics`)).text());
+        assert.equal(total(samples, 'aigw_requests_total', { route: '/v1/chat/completions' }), 2);
+      });
+      assert.equal(total(samples, 'aigw_cache_hits_total', { route: '/v1/chat/completions', kind: 'exact' }), 1);
+      assert.equal(total(samples, 'aigw_tokens_total', { model: 'priced', direction: 'input' }), 9, 'the first answer only');
+      assert.equal(total(samples, 'aigw_upstream_duration_seconds_count', { model: 'priced' }), 1);
+      const access = lines.filter((line) => line.msg === 'request' && line.path === '/v1/chat/completions');
+      assert.deepEqual(access.map((line) => [line.cache, line.tokens]), [[undefined, { input: 9, output: 2 }], ['exact', undefined]]);
+    } finally {
+      await gw.close();
+      await fake.close();
     }
   });
 });
