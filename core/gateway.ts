@@ -36,6 +36,7 @@ import { endpoints } from './api/endpoints.ts';
 import type { LocalEndpointDeps } from './ingress/endpoint.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { loadTracing, type TracingEnv } from './observability/tracing.ts';
 import type { Clock, PluginServices } from './pipeline/plugin.ts';
 import { pluginAdminRoutes, pluginAdminWriteListener, pluginEndpoints } from './pipeline/plugin-routes.ts';
 import { clientIpResolver, initPlugins, pipelineForRoute, routeEntry, setupPipelines } from './server/pipelines.ts';
@@ -61,6 +62,8 @@ export interface GatewayOptions {
   realtimeIdleUnitMs?: number;
   /** Tests: the built admin UI served at /ui (default: dist/ui of the checkout or package). */
   uiDir?: string;
+  /** Where the OTEL_* variables that turn traces on are read (default process.env). */
+  env?: TracingEnv;
 }
 
 /** The gateway's own services: the stores and identity in full (plugins get the narrow PluginServices). */
@@ -124,6 +127,10 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     for (const hook of closeHooks) await hook().catch((err) => logger.error({ err }, 'close hook failed'));
   };
 
+  // Before anything that needs cleaning up: a refused OTEL_* setting fails the start with nothing opened.
+  const tracing = await loadTracing(options.env ?? process.env);
+  if (tracing) cleanups.push(() => tracing.close());
+
   const stores = await openStores(config, {
     migrate: true,
     pluginMigrations: loaded.plugins.migrationSources(),
@@ -139,11 +146,14 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
       if (stalled) logger.warn({ store, timeoutMs }, `the ${store} answered nothing for ${timeoutMs} ms: its calls fail at once, one probing it per deadline, until it answers`);
       else logger.info({ store }, `the ${store} answers again`);
     },
+  }).catch(async (err: unknown) => {
+    await cleanup();
+    throw err;
   });
   cleanups.push(() => stores.close());
   const { db, kv, lock } = stores;
 
-  const upstream = new UpstreamClient(config.upstream, logger);
+  const upstream = new UpstreamClient(config.upstream, logger, tracing);
   const breakers = new Breakers(config.upstream.breaker, logger);
   cleanups.push(() => upstream.close(), () => breakers.shutdown());
   const io = createProviderIO(upstream, clock.now);
@@ -233,7 +243,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   // The client address is gw.clientIp, resolved against server.trustedProxies (core/identity/addresses.ts).
   const app = new Koa();
   app.silent = true; // every error is rendered and logged by requestContext
-  app.use(requestContext(logger, traffic, config.server.accessLog));
+  app.use(requestContext(logger, traffic, config.server.accessLog, tracing));
   const staticRoutes = new StaticRoutes();
   const routers = [
     healthRouter({ db, kv, breakers, connections: () => connections.stats(), upstreamPools: () => upstream.pools() }),

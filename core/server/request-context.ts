@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { GatewayError, renderError, toGatewayError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import type { TracedState, Tracing } from '../observability/tracing-types.ts';
 import type { GatewayState } from '../pipeline/context.ts';
 import { SANE_REQUEST_ID } from '../validation.ts';
 
@@ -38,7 +39,8 @@ export function createTraffic(): Traffic & { enter(): void; leave(): void } {
   return traffic;
 }
 
-export function requestContext(logger: Logger, traffic: ReturnType<typeof createTraffic>, accessLog: boolean): Middleware {
+/** `tracing`: the gateway's tracer when traces are on (core/observability/tracing.ts); undefined costs nothing. */
+export function requestContext(logger: Logger, traffic: ReturnType<typeof createTraffic>, accessLog: boolean, tracing?: Tracing): Middleware {
   return async (ctx, next) => {
     const started = performance.now();
     const incoming = ctx.get('x-request-id');
@@ -51,19 +53,25 @@ export function requestContext(logger: Logger, traffic: ReturnType<typeof create
     // end-of-stream, twice). Node warns past ten as if they leaked; they go with the response.
     ctx.res.setMaxListeners(20);
     // Counted until the last byte is written (or the client leaves): streams finish after next() returns.
+    const trace = tracing?.startRequest(ctx, requestId);
+    if (trace) ctx.state.trace = trace;
     ctx.res.once('close', () => {
       traffic.leave();
       if (accessLog) {
         logger.info({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
       }
+      trace?.end(ctx.status, typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : undefined);
     });
-    try {
-      if (traffic.draining) throw new GatewayError('SHUTTING_DOWN', 'The gateway is shutting down; retry on another instance');
-      await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw new GatewayError('NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
-    } catch (err) {
-      respondWithError(ctx, err, logger);
-    }
+    const handle = async () => {
+      try {
+        if (traffic.draining) throw new GatewayError('SHUTTING_DOWN', 'The gateway is shutting down; retry on another instance');
+        await next();
+        if (ctx.status === 404 && ctx.body === undefined) throw new GatewayError('NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
+      } catch (err) {
+        respondWithError(ctx, err, logger);
+      }
+    };
+    await (trace ? trace.run(handle) : handle());
     if (traffic.draining) ctx.set('Connection', 'close');
   };
 }
@@ -72,6 +80,7 @@ function respondWithError(ctx: Parameters<Middleware>[0], err: unknown, logger: 
   const gw = ctx.state.gw as GatewayState | undefined;
   if (gw?.signal.aborted) return; // nobody is listening any more
   const error = fromKoaError(err);
+  (ctx.state as TracedState).trace?.failed(error.code);
   if (error.code === 'INTERNAL_ERROR') logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
   if (ctx.headerSent) {
     logger.warn({ requestId: ctx.state.requestId, code: error.code }, 'error after the response started');
