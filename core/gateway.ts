@@ -129,7 +129,10 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
 
   // Before anything that needs cleaning up: a refused OTEL_* setting fails the start with nothing opened.
   const tracing = await loadTracing(options.env ?? process.env);
-  if (tracing) cleanups.push(() => tracing.close());
+  if (tracing) {
+    logger.info({ url: tracing.url }, 'OpenTelemetry traces are exported over OTLP/HTTP');
+    cleanups.push(() => tracing.close());
+  }
 
   const stores = await openStores(config, {
     migrate: true,

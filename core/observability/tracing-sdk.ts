@@ -120,6 +120,7 @@ export function createTracing(settings: TracingSettings): Tracing {
   }
 
   return {
+    url: settings.url,
     startRequest,
     outgoingHeaders(headers) {
       const current = active.getStore();

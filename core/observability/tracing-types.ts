@@ -55,6 +55,8 @@ export interface TracedState {
 }
 
 export interface Tracing {
+  /** Where spans are exported. */
+  readonly url: string;
   startRequest(ctx: Context, requestId: string): RequestTrace;
   /**
    * The headers an upstream request goes out with: the active attempt's (or request's) `traceparent` and

@@ -52,9 +52,9 @@ export function requestContext(logger: Logger, traffic: ReturnType<typeof create
     // four (traffic, the client-gone signal, connection tracking, usage) and Node's stream plumbing (pipeline and
     // end-of-stream, twice). Node warns past ten as if they leaked; they go with the response.
     ctx.res.setMaxListeners(20);
-    // Counted until the last byte is written (or the client leaves): streams finish after next() returns.
     const trace = tracing?.startRequest(ctx, requestId);
     if (trace) ctx.state.trace = trace;
+    // Counted until the last byte is written (or the client leaves): streams finish after next() returns.
     ctx.res.once('close', () => {
       traffic.leave();
       if (accessLog) {
@@ -62,18 +62,20 @@ export function requestContext(logger: Logger, traffic: ReturnType<typeof create
       }
       trace?.end(ctx.status, typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : undefined);
     });
-    const handle = async () => {
-      try {
-        if (traffic.draining) throw new GatewayError('SHUTTING_DOWN', 'The gateway is shutting down; retry on another instance');
-        await next();
-        if (ctx.status === 404 && ctx.body === undefined) throw new GatewayError('NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
-      } catch (err) {
-        respondWithError(ctx, err, logger);
-      }
-    };
-    await (trace ? trace.run(handle) : handle());
+    if (trace) await trace.run(() => handle(ctx, next, traffic, logger));
+    else await handle(ctx, next, traffic, logger);
     if (traffic.draining) ctx.set('Connection', 'close');
   };
+}
+
+async function handle(ctx: Parameters<Middleware>[0], next: () => Promise<unknown>, traffic: Traffic, logger: Logger): Promise<void> {
+  try {
+    if (traffic.draining) throw new GatewayError('SHUTTING_DOWN', 'The gateway is shutting down; retry on another instance');
+    await next();
+    if (ctx.status === 404 && ctx.body === undefined) throw new GatewayError('NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
+  } catch (err) {
+    respondWithError(ctx, err, logger);
+  }
 }
 
 function respondWithError(ctx: Parameters<Middleware>[0], err: unknown, logger: Logger): void {
