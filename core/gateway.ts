@@ -36,6 +36,7 @@ import { endpoints } from './api/endpoints.ts';
 import type { LocalEndpointDeps } from './ingress/endpoint.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { loadTracing, type TracingEnv } from './observability/tracing.ts';
 import type { Clock, PluginServices } from './pipeline/plugin.ts';
 import { pluginAdminRoutes, pluginAdminWriteListener, pluginEndpoints } from './pipeline/plugin-routes.ts';
 import { clientIpResolver, initPlugins, pipelineForRoute, routeEntry, setupPipelines } from './server/pipelines.ts';
@@ -66,6 +67,8 @@ export interface GatewayOptions {
   realtimeIdleUnitMs?: number;
   /** Tests: the built admin UI served at /ui (default: dist/ui of the checkout or package). */
   uiDir?: string;
+  /** Where the OTEL_* variables that turn traces on are read (default process.env). */
+  env?: TracingEnv;
 }
 
 /** The gateway's own services: the stores and identity in full (plugins get the narrow PluginServices). */
@@ -129,6 +132,13 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     for (const hook of closeHooks) await hook().catch((err) => logger.error({ err }, 'close hook failed'));
   };
 
+  // Before anything that needs cleaning up: a refused OTEL_* setting fails the start with nothing opened.
+  const tracing = await loadTracing(options.env ?? process.env);
+  if (tracing) {
+    logger.info({ url: tracing.url }, 'OpenTelemetry traces are exported over OTLP/HTTP');
+    cleanups.push(() => tracing.close());
+  }
+
   // Store stalls are logged at once; the metrics, built later, are told from then on.
   const storeStalls = new StoreStallReporter(logger, clock.now);
   const stores = await openStores(config, {
@@ -145,11 +155,14 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     onStall: (store, stalled, timeoutMs) => {
       storeStalls.report(store, stalled, timeoutMs);
     },
+  }).catch(async (err: unknown) => {
+    await cleanup();
+    throw err;
   });
   cleanups.push(() => stores.close());
   const { db, kv, lock } = stores;
 
-  const upstream = new UpstreamClient(config.upstream, logger);
+  const upstream = new UpstreamClient(config.upstream, logger, tracing);
   const breakers = new Breakers(config.upstream.breaker, logger);
   cleanups.push(() => upstream.close(), () => breakers.shutdown());
   const io = createProviderIO(upstream, clock.now);
@@ -246,7 +259,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
     connections: () => connections.stats(),
   }) : undefined;
   if (metrics) storeStalls.metrics = metrics;
-  app.use(requestContext(logger, traffic, requestObserver({ config, logger, now: clock.now, ...(metrics ? { metrics } : {}) })));
+  app.use(requestContext(logger, traffic, requestObserver({ config, logger, now: clock.now, ...(metrics ? { metrics } : {}) }), tracing));
   const staticRoutes = new StaticRoutes();
   const routers = [
     healthRouter({ db, kv, breakers, connections: () => connections.stats(), upstreamPools: () => upstream.pools() }),

@@ -12,6 +12,7 @@ import type { CanonicalRequest, ChatCompletionRequest } from '../canonical/chat.
 import type { RoutingConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
 import type { Caller, GatewayContext, GatewayMiddleware, GatewayState } from '../pipeline/context.ts';
+import type { TracedState } from '../observability/tracing-types.ts';
 import { callChat, checkChat } from './chat-call.ts';
 import { providerFileIds } from './chat-files.ts';
 import { callCompletion, checkCompletion } from './completion-call.ts';
@@ -162,7 +163,9 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
           if (attempt > 0) await sleep(backoff(attempt - 1), gw.signal).catch(() => undefined);
           if (gw.signal.aborted) throw lastError ?? gw.signal.reason;
           try {
-            await modality.call(ctx, deps, provider, target);
+            const trace = (ctx.state as TracedState).trace;
+            if (trace) await trace.upstreamAttempt(gw, request, target, () => modality.call(ctx, deps, provider, target));
+            else await modality.call(ctx, deps, provider, target);
             return;
           } catch (err) {
             if (isTargetRefusal(err) && !gw.signal.aborted) {

@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../config/types.ts';
 import { silentLogger, type Logger } from '../logger.ts';
+import type { Tracing } from '../observability/tracing-types.ts';
 import { OriginSlots, type OriginPoolState } from './origin-slots.ts';
 import type { UpstreamRequest } from './provider.ts';
 import { UpstreamTooLargeError } from './upstream-errors.ts';
@@ -30,7 +31,8 @@ export class UpstreamClient {
   /** upstream.maxFrameBytes, for the stream decoders. */
   readonly maxFrameBytes: number;
 
-  constructor(config: UpstreamConfig, logger: Logger = silentLogger()) {
+  /** `tracing`: when traces are on, every request goes out with the active span's traceparent (and tracestate). */
+  constructor(config: UpstreamConfig, logger: Logger = silentLogger(), private readonly tracing?: Tracing) {
     this.maxBodyBytes = config.maxBodyBytes;
     this.maxFrameBytes = config.maxFrameBytes;
     this.slots = new OriginSlots(config.connectionsPerOrigin, config.queueTimeoutMs, logger);
@@ -52,7 +54,8 @@ export class UpstreamClient {
       origin: absolute ? new URL(absolute[1]!).origin : base!.origin,
       path: absolute ? (absolute[2]!.startsWith('/') ? absolute[2]! : `/${absolute[2]!}`) : base!.pathPrefix + request.path,
       method: request.method,
-      headers: request.headers,
+      // The one place every provider's and modality's request headers are final, the passthrough's included.
+      headers: this.tracing ? this.tracing.outgoingHeaders(request.headers) : request.headers,
       body: stream ?? request.body ?? null,
       signal,
     });

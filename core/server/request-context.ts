@@ -7,6 +7,7 @@ import type { Middleware } from 'koa';
 import { GatewayError, renderError, toGatewayError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { RequestObserver } from '../observability/observer.ts';
+import type { TracedState, Tracing } from '../observability/tracing-types.ts';
 import type { GatewayState } from '../pipeline/context.ts';
 import { SANE_REQUEST_ID } from '../validation.ts';
 
@@ -39,8 +40,11 @@ export function createTraffic(): Traffic & { enter(): void; leave(): void } {
   return traffic;
 }
 
-/** `observer`: told of every response as it closes (the access line and the metrics, core/observability/observer.ts). */
-export function requestContext(logger: Logger, traffic: ReturnType<typeof createTraffic>, observer: RequestObserver): Middleware {
+/**
+ * `observer`: told of every response as it closes (the access line and the metrics, core/observability/observer.ts).
+ * `tracing`: the gateway's tracer when traces are on (core/observability/tracing.ts); undefined costs nothing.
+ */
+export function requestContext(logger: Logger, traffic: ReturnType<typeof createTraffic>, observer: RequestObserver, tracing?: Tracing): Middleware {
   return async (ctx, next) => {
     const started = performance.now();
     const incoming = ctx.get('x-request-id');
@@ -52,26 +56,35 @@ export function requestContext(logger: Logger, traffic: ReturnType<typeof create
     // four (traffic, the client-gone signal, connection tracking, usage) and Node's stream plumbing (pipeline and
     // end-of-stream, twice). Node warns past ten as if they leaked; they go with the response.
     ctx.res.setMaxListeners(20);
+    const trace = tracing?.startRequest(ctx, requestId);
+    if (trace) ctx.state.trace = trace;
     // Counted until the last byte is written (or the client leaves): streams finish after next() returns.
     ctx.res.once('close', () => {
       traffic.leave();
       observer.closed(ctx, started, performance.now());
+      trace?.end(ctx.status, typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : undefined);
     });
-    try {
-      if (traffic.draining) throw new GatewayError('SHUTTING_DOWN', 'The gateway is shutting down; retry on another instance');
-      await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw new GatewayError('NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
-    } catch (err) {
-      respondWithError(ctx, err, logger);
-    }
+    if (trace) await trace.run(() => handle(ctx, next, traffic, logger));
+    else await handle(ctx, next, traffic, logger);
     if (traffic.draining) ctx.set('Connection', 'close');
   };
+}
+
+async function handle(ctx: Parameters<Middleware>[0], next: () => Promise<unknown>, traffic: Traffic, logger: Logger): Promise<void> {
+  try {
+    if (traffic.draining) throw new GatewayError('SHUTTING_DOWN', 'The gateway is shutting down; retry on another instance');
+    await next();
+    if (ctx.status === 404 && ctx.body === undefined) throw new GatewayError('NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
+  } catch (err) {
+    respondWithError(ctx, err, logger);
+  }
 }
 
 function respondWithError(ctx: Parameters<Middleware>[0], err: unknown, logger: Logger): void {
   const gw = ctx.state.gw as GatewayState | undefined;
   const error = fromKoaError(err);
   ctx.state.error = error; // for the outcome record (core/observability/outcome.ts)
+  (ctx.state as TracedState).trace?.failed(error.code);
   if (gw?.signal.aborted) return; // nobody is listening any more
   if (error.code === 'INTERNAL_ERROR') logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
   if (ctx.headerSent) {

@@ -9,7 +9,7 @@ import compose from 'koa-compose';
 import type { Context, Middleware } from 'koa';
 
 export class StaticRoutes {
-  private readonly chains = new Map<string, compose.ComposedMiddleware<Context>>();
+  private readonly chains = new Map<string, { pattern: string; chain: compose.ComposedMiddleware<Context> }>();
 
   /** Whether `pattern` is served here: no parameter and no wildcard in it. */
   static holds(pattern: string): boolean {
@@ -17,13 +17,16 @@ export class StaticRoutes {
   }
 
   add(method: string, path: string, chain: Middleware[]): void {
-    this.chains.set(`${method} ${path}`, compose(chain));
+    this.chains.set(`${method} ${path}`, { pattern: path, chain: compose(chain) });
   }
 
   middleware(): Middleware {
     return (ctx, next) => {
-      const chain = this.chains.get(`${ctx.method} ${ctx.path}`);
-      return chain ? chain(ctx) : next();
+      const route = this.chains.get(`${ctx.method} ${ctx.path}`);
+      if (!route) return next();
+      // As @koa/router does for its routes: the request's trace names its route by it.
+      ctx._matchedRoute = route.pattern;
+      return route.chain(ctx);
     };
   }
 }
