@@ -5,10 +5,11 @@
  * pools, connections, requests in flight, stalled stores) are read from their owners only when scraped.
  * docs/operations.md lists every series.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { GatewayConfig } from '../config/types.ts';
 import { OTHER, REFUSAL_LEVELS, type LabelBounds } from './labels.ts';
 import type { RequestOutcome } from './outcome.ts';
+import { CounterFamily, HistogramFamily, type CounterSeries, type HistogramSeries } from './series.ts';
 
 type BreakerState = 'closed' | 'open' | 'half-open';
 
@@ -24,54 +25,65 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 const BREAKER_STATES: readonly BreakerState[] = ['closed', 'open', 'half-open'];
 
-type HistogramChild = ReturnType<Histogram<string>['labels']>;
-type CounterChild = ReturnType<Counter<string>['labels']>;
-
-/** The children of one (route, model, provider, status): looked up once per request. */
+/** The series of one (route, model, provider, status): looked up once per request. */
 interface LabelSet {
-  requests: CounterChild;
-  duration: HistogramChild;
-  overhead: Map<string, HistogramChild>;
+  requests: CounterSeries;
+  duration: HistogramSeries;
+  overhead: Map<string, HistogramSeries>;
   values: [string, string, string, string];
+}
+
+/** The series of one (model, provider). */
+interface TargetSet {
+  upstream: HistogramSeries;
+  firstToken: HistogramSeries;
+  tokensIn: CounterSeries;
+  tokensOut: CounterSeries;
+  cost: CounterSeries;
 }
 
 export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly sets = new Map<string, LabelSet>();
+  private readonly targets = new Map<string, TargetSet>();
   /** Per pipeline: the overhead `part` of each position (`plugin:<name>`). */
   private readonly parts: Map<string, string[]>;
   private readonly stalled = new Map<string, boolean>();
 
-  private readonly requests: Counter<string>;
-  private readonly duration: Histogram<string>;
-  private readonly overhead: Histogram<string>;
-  private readonly upstream: Histogram<string>;
-  private readonly firstToken: Histogram<string>;
-  private readonly tokens: Counter<string>;
-  private readonly cost: Counter<string>;
-  private readonly refusals: Counter<string>;
-  private readonly cacheHits: Counter<string>;
-  private readonly storeUnavailable: Counter<string>;
+  private readonly requests: CounterFamily;
+  private readonly duration: HistogramFamily;
+  private readonly overhead: HistogramFamily;
+  private readonly upstream: HistogramFamily;
+  private readonly firstToken: HistogramFamily;
+  private readonly tokens: CounterFamily;
+  private readonly cost: CounterFamily;
+  private readonly refusals: CounterFamily;
+  private readonly cacheHits: CounterFamily;
+  private readonly storeUnavailable: CounterFamily;
   private readonly storeStalls: Counter<string>;
 
   constructor(config: Pick<GatewayConfig, 'pipelines'>, private readonly labels: LabelBounds, sources: MetricSources) {
     this.parts = new Map(config.pipelines.map((p) => [p.name, p.plugins.map((entry) => `plugin:${entry.name}`)]));
     const registers = [this.registry];
     const byRequest = ['route', 'model', 'provider', 'status'];
-    this.requests = new Counter({ name: 'aigw_requests_total', help: 'Requests answered, by route pattern, model, provider and HTTP status.', labelNames: byRequest, registers });
-    this.duration = new Histogram({ name: 'aigw_request_duration_seconds', help: 'From arrival to the last byte of the answer (a stream\'s end).', labelNames: byRequest, buckets: LATENCY_BUCKETS, registers });
-    this.overhead = new Histogram({
-      name: 'aigw_gateway_overhead_seconds',
-      help: 'Time the gateway adds on dispatch routes: part="total" is the duration minus the time waiting on providers; part="plugin:<name>" is one plugin\'s own time, downstream excluded.',
-      labelNames: [...byRequest, 'part'], buckets: OVERHEAD_BUCKETS, registers,
-    });
-    this.upstream = new Histogram({ name: 'aigw_upstream_duration_seconds', help: 'From the first call to a provider until the answer was in hand (a stream\'s last chunk), retries and fallbacks included.', labelNames: ['provider', 'model'], buckets: LATENCY_BUCKETS, registers });
-    this.firstToken = new Histogram({ name: 'aigw_upstream_time_to_first_token_seconds', help: 'Streams: from the first call to a provider until its first chunk.', labelNames: ['provider', 'model'], buckets: LATENCY_BUCKETS, registers });
-    this.tokens = new Counter({ name: 'aigw_tokens_total', help: 'Tokens of answers providers served (reported, or estimated where they reported none).', labelNames: ['model', 'provider', 'direction'], registers });
-    this.cost = new Counter({ name: 'aigw_cost_usd_total', help: 'USD cost of answers providers served, from the models\' pricing.', labelNames: ['model', 'provider'], registers });
-    this.refusals = new Counter({ name: 'aigw_limit_refusals_total', help: 'Requests refused by a limit, by error code (429 RATE_LIMIT_EXCEEDED, 402 BUDGET_EXCEEDED) and the level that refused.', labelNames: ['code', 'level'], registers });
-    this.cacheHits = new Counter({ name: 'aigw_cache_hits_total', help: 'Answers served from the semantic cache, exact or semantic.', labelNames: ['route', 'kind'], registers });
-    this.storeUnavailable = new Counter({ name: 'aigw_store_unavailable_total', help: 'Requests answered 503 STORE_UNAVAILABLE because a store failed.', labelNames: ['route'], registers });
+    const family = <F extends CounterFamily | HistogramFamily>(made: F): F => {
+      this.registry.registerMetric(made as never);
+      return made;
+    };
+    this.requests = family(new CounterFamily('aigw_requests_total', 'Requests answered, by route pattern, model, provider and HTTP status.', byRequest));
+    this.duration = family(new HistogramFamily('aigw_request_duration_seconds', 'From arrival to the last byte of the answer (a stream\'s end).', byRequest, LATENCY_BUCKETS));
+    this.overhead = family(new HistogramFamily(
+      'aigw_gateway_overhead_seconds',
+      'Time the gateway adds on dispatch routes: part="total" is the duration minus the time waiting on providers; part="plugin:<name>" is one plugin\'s own time, downstream excluded.',
+      [...byRequest, 'part'], OVERHEAD_BUCKETS,
+    ));
+    this.upstream = family(new HistogramFamily('aigw_upstream_duration_seconds', 'From the first call to a provider until the answer was in hand (a stream\'s last chunk), retries and fallbacks included.', ['provider', 'model'], LATENCY_BUCKETS));
+    this.firstToken = family(new HistogramFamily('aigw_upstream_time_to_first_token_seconds', 'Streams: from the first call to a provider until its first chunk.', ['provider', 'model'], LATENCY_BUCKETS));
+    this.tokens = family(new CounterFamily('aigw_tokens_total', 'Tokens of answers providers served (reported, or estimated where they reported none).', ['model', 'provider', 'direction']));
+    this.cost = family(new CounterFamily('aigw_cost_usd_total', 'USD cost of answers providers served, from the models\' pricing.', ['model', 'provider']));
+    this.refusals = family(new CounterFamily('aigw_limit_refusals_total', 'Requests refused by a limit, by error code (429 RATE_LIMIT_EXCEEDED, 402 BUDGET_EXCEEDED) and the level that refused.', ['code', 'level']));
+    this.cacheHits = family(new CounterFamily('aigw_cache_hits_total', 'Answers served from the semantic cache, exact or semantic.', ['route', 'kind']));
+    this.storeUnavailable = family(new CounterFamily('aigw_store_unavailable_total', 'Requests answered 503 STORE_UNAVAILABLE because a store failed.', ['route']));
     this.storeStalls = new Counter({ name: 'aigw_store_stalls_total', help: 'Times a store stopped answering within its deadline.', labelNames: ['store'], registers });
     this.scrapeGauges(sources, registers);
   }
@@ -100,16 +112,19 @@ export class GatewayMetrics {
         }
       }
     }
-    if (outcome.upstreamMs !== undefined) this.upstream.labels(provider, model).observe(outcome.upstreamMs / 1000);
-    if (outcome.firstTokenMs !== undefined) this.firstToken.labels(provider, model).observe(outcome.firstTokenMs / 1000);
-    if (outcome.tokens) {
-      this.tokens.labels(model, provider, 'input').inc(outcome.tokens.input);
-      this.tokens.labels(model, provider, 'output').inc(outcome.tokens.output);
+    if (outcome.upstreamMs !== undefined || outcome.firstTokenMs !== undefined || outcome.tokens || outcome.costUsd !== undefined) {
+      const target = this.targetSet(model, provider);
+      if (outcome.upstreamMs !== undefined) target.upstream.observe(outcome.upstreamMs / 1000);
+      if (outcome.firstTokenMs !== undefined) target.firstToken.observe(outcome.firstTokenMs / 1000);
+      if (outcome.tokens) {
+        target.tokensIn.inc(outcome.tokens.input);
+        target.tokensOut.inc(outcome.tokens.output);
+      }
+      if (outcome.costUsd !== undefined) target.cost.inc(outcome.costUsd);
     }
-    if (outcome.costUsd !== undefined) this.cost.labels(model, provider).inc(outcome.costUsd);
-    if (outcome.refusal) this.refusals.labels(outcome.refusal.code, REFUSAL_LEVELS.has(outcome.refusal.level) ? outcome.refusal.level : OTHER).inc();
-    if (outcome.cache) this.cacheHits.labels(set.values[0], outcome.cache).inc();
-    if (outcome.code === 'STORE_UNAVAILABLE') this.storeUnavailable.labels(set.values[0]).inc();
+    if (outcome.refusal) this.refusals.of(outcome.refusal.code, REFUSAL_LEVELS.has(outcome.refusal.level) ? outcome.refusal.level : OTHER).inc();
+    if (outcome.cache) this.cacheHits.of(set.values[0], outcome.cache).inc();
+    if (outcome.code === 'STORE_UNAVAILABLE') this.storeUnavailable.of(set.values[0]).inc();
   }
 
   metrics(): Promise<string> {
@@ -121,8 +136,8 @@ export class GatewayMetrics {
     let set = this.sets.get(key);
     if (!set) {
       set = {
-        requests: this.requests.labels(route, model, provider, status),
-        duration: this.duration.labels(route, model, provider, status),
+        requests: this.requests.of(route, model, provider, status),
+        duration: this.duration.of(route, model, provider, status),
         overhead: new Map(),
         values: [route, model, provider, status],
       };
@@ -131,13 +146,29 @@ export class GatewayMetrics {
     return set;
   }
 
-  private part(set: LabelSet, part: string): HistogramChild {
-    let child = set.overhead.get(part);
-    if (!child) {
-      child = this.overhead.labels(...set.values, part);
-      set.overhead.set(part, child);
+  private part(set: LabelSet, part: string): HistogramSeries {
+    let series = set.overhead.get(part);
+    if (!series) {
+      series = this.overhead.of(...set.values, part);
+      set.overhead.set(part, series);
     }
-    return child;
+    return series;
+  }
+
+  private targetSet(model: string, provider: string): TargetSet {
+    const key = `${model} ${provider}`;
+    let set = this.targets.get(key);
+    if (!set) {
+      set = {
+        upstream: this.upstream.of(provider, model),
+        firstToken: this.firstToken.of(provider, model),
+        tokensIn: this.tokens.of(model, provider, 'input'),
+        tokensOut: this.tokens.of(model, provider, 'output'),
+        cost: this.cost.of(model, provider),
+      };
+      this.targets.set(key, set);
+    }
+    return set;
   }
 
   private scrapeGauges(sources: MetricSources, registers: Registry[]): void {

@@ -9,6 +9,8 @@ import { RefusalLog } from '../../core/observability/refusals.ts';
 import type { RequestOutcome } from '../../core/observability/outcome.ts';
 import { StoreStallReporter } from '../../core/observability/store-stalls.ts';
 import type { Log } from '../../core/log.ts';
+import { Registry } from 'prom-client';
+import { CounterFamily, HistogramFamily } from '../../core/observability/series.ts';
 
 const TOKEN = 'metrics-token-0123456789';
 
@@ -80,5 +82,35 @@ describe('store stalls', () => {
     assert.match(String(lines[0]!.msg), /^the kv answered nothing for 250 ms/);
     assert.equal(lines[1]!.msg, 'the kv answers again');
     assert.deepEqual(told, [['kv', true], ['kv', false]]);
+  });
+});
+
+describe('per-request series, exposed through prom-client', () => {
+  test('a histogram counts each observation in its bucket, cumulated in the exposition, with +Inf, sum and count', async () => {
+    const registry = new Registry();
+    const family = new HistogramFamily('t_seconds', 'A test histogram.', ['route'], [0.1, 1]);
+    const counter = new CounterFamily('t_total', 'A test counter.', ['route', 'kind']);
+    registry.registerMetric(family as never);
+    registry.registerMetric(counter as never);
+    const series = family.of('/v1/x');
+    assert.equal(family.of('/v1/x'), series, 'the same series for the same labels');
+    for (const value of [0.05, 0.1, 0.5, 2, 3]) series.observe(value);
+    counter.of('/v1/x', 'a"b').inc();
+    counter.of('/v1/x', 'a"b').inc(2.5);
+    const text = await registry.metrics();
+    assert.match(text, /^# TYPE t_seconds histogram$/m);
+    assert.match(text, /^t_seconds_bucket\{route="\/v1\/x",le="0\.1"\} 2$/m, 'an observation equal to a bound is inside it');
+    assert.match(text, /^t_seconds_bucket\{route="\/v1\/x",le="1"\} 3$/m);
+    assert.match(text, /^t_seconds_bucket\{route="\/v1\/x",le="\+Inf"\} 5$/m);
+    assert.match(text, /^t_seconds_sum\{route="\/v1\/x"\} 5\.65$/m);
+    assert.match(text, /^t_seconds_count\{route="\/v1\/x"\} 5$/m);
+    assert.match(text, /^# TYPE t_total counter$/m);
+    assert.match(text, /^t_total\{route="\/v1\/x",kind="a\\"b"\} 3\.5$/m, 'label values escaped by the registry');
+  });
+
+  test('label values are given in order and in full', () => {
+    const family = new CounterFamily('t2_total', 'A test counter.', ['a', 'b']);
+    assert.throws(() => family.of('only-one'), /2 label values expected/);
+    assert.throws(() => new HistogramFamily('t3', 'x', [], [1, 1]), /must increase/);
   });
 });
