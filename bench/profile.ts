@@ -51,7 +51,42 @@ export function summarize(profile: Profile, top = 35, window?: { from: number; t
   for (const [name, us] of [...fns].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`${pct(us)}  ${name}`);
   lines.push('', 'self time by file / package:');
   for (const [name, us] of [...files].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`${pct(us)}  ${name}`);
+  lines.push('', 'inclusive time by module (a sample counts for every module on its synchronous stack):');
+  for (const [name, us] of [...inclusiveByModule(profile, window)].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`${pct(us)}  ${name}`);
   return lines.join('\n');
+}
+
+/** A frame's module: a plugin folder, a core file, or an npm package; null for Node's own and native frames. */
+function moduleOf(url: string): string | null {
+  const path = url.replace(/^file:\/\//, '');
+  const inRepo = /(?:^|\/)(?:dist\/)?(plugins\/[^/]+|core\/[^/]+\/[^/.]+|providers\/[^/]+)[/.]/.exec(relative(REPO_ROOT, path));
+  if (inRepo && !path.includes('node_modules/')) return inRepo[1]!;
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path);
+  return pkg ? pkg[1]! : null;
+}
+
+/**
+ * Time under each module, callees included, over the synchronous stacks V8 samples: what a layer costs with
+ * everything it calls. An await ends a stack, so code that continues after one is credited to its own frames only.
+ */
+function inclusiveByModule(profile: Profile, window?: { from: number; to: number }): Map<string, number> {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
+  const total = new Map<string, number>();
+  let at = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    at += dt;
+    if (window && (at < window.from || at > window.to)) return;
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const module = moduleOf(byId.get(cur)!.callFrame.url);
+      if (module) seen.add(module);
+    }
+    for (const module of seen) total.set(module, (total.get(module) ?? 0) + dt);
+  });
+  return total;
 }
 
 export async function profileVariant(id: VariantId, options: { databaseUrl: string; redisUrl: string; log(line: string): void; rate?: number; seconds?: number; stream?: boolean }): Promise<string> {
