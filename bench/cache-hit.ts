@@ -23,7 +23,7 @@ import { silentLogger } from '../core/logger.ts';
 import { definePlugin } from '../core/pipeline/plugin.ts';
 import type { ChatCompletion } from '../core/canonical/chat.ts';
 import { percentile } from './load.ts';
-import { startUpstream } from './upstream.ts';
+import { CHAT_BODY, startUpstream } from './upstream.ts';
 
 const ADMIN_TOKEN = 'bench-admin-token';
 const ROUND = 100;
@@ -46,14 +46,7 @@ const fixedAnswer = definePlugin({
   },
 });
 
-const BODY = JSON.stringify({
-  model: 'bench',
-  messages: [
-    { role: 'system', content: 'You are a helpful assistant.' },
-    { role: 'user', content: 'Say hello to the benchmark, in one short sentence.' },
-  ],
-  max_tokens: 32,
-});
+const BODY = CHAT_BODY;
 
 function yaml(upstream: string, redisUrl: string | undefined, pipelines: string): string {
   return `

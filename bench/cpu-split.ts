@@ -8,6 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runClosedLoop } from './saturation.ts';
+import { CHAT_BODY } from './upstream.ts';
 import { startUpstreamProcess, startVariant, type VariantId } from './variants.ts';
 
 interface ThreadCpu { name: string; ms: number }
@@ -35,14 +36,6 @@ function diff(before: Map<string, ThreadCpu>, after: Map<string, ThreadCpu>): Ma
   return byName;
 }
 
-const CHAT_BODY = JSON.stringify({
-  model: 'bench',
-  messages: [
-    { role: 'system', content: 'You are a helpful assistant.' },
-    { role: 'user', content: 'Say hello to the benchmark, in one short sentence.' },
-  ],
-  max_tokens: 32,
-});
 
 /** `variant` or `variant=<another checkout>/bin/aigw.js`: the same variant from two builds, alternated. */
 const specs = process.argv.slice(2).length ? process.argv.slice(2) : ['passthrough', 'aigw-empty', 'aigw-full'];

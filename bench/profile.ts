@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { runJson, runStream, percentile } from './load.ts';
-import { STREAM_PACE_MS } from './upstream.ts';
+import { CHAT_BODY, STREAM_PACE_MS } from './upstream.ts';
 import { REPO_ROOT, startUpstreamProcess, startVariant, type VariantId } from './variants.ts';
 
 interface Node {
@@ -100,7 +100,7 @@ export async function profileVariant(id: VariantId, options: { databaseUrl: stri
     workDir, upstreamUrl: upstream.url, serverCore: null, databaseUrl: options.databaseUrl, redisUrl: options.redisUrl,
     aigwNodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`], log: options.log,
   }, id);
-  const body = JSON.stringify({ model: 'bench', messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: 'Say hello to the benchmark, in one short sentence.' }], max_tokens: 32 });
+  const body = CHAT_BODY;
   const rate = options.rate ?? Number(process.env.BENCH_PROFILE_RATE ?? 1500);
   const seconds = options.seconds ?? Number(process.env.BENCH_PROFILE_SECONDS ?? 15);
   const window = { from: 0, to: 0 };

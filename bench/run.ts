@@ -18,7 +18,7 @@ import { percentile, ramp, runJson, runStream, type RunResult, type StreamResult
 import { loadBound, renderMarkdown, renderSvg, type Dist, type Results, type SoakResult, type TargetResult, type VariantResult } from './report.ts';
 import { guardsFirstTokenMs } from './guards-scan.ts';
 import { runClosedLoop, summarize } from './saturation.ts';
-import { STREAM_PACE_MS } from './upstream.ts';
+import { CHAT_BODY, STREAM_PACE_MS } from './upstream.ts';
 import {
   ALL_VARIANTS, cpuMs, hasTaskset, machineCpuMs, pin, REPO_ROOT, rssMb, sharedStoresReachable, startUpstreamProcess, startVariant,
   upstreamRequests, type Context, type Running, type VariantId,
@@ -73,14 +73,7 @@ export interface BenchOptions {
   log(line: string): void;
 }
 
-const BODY = JSON.stringify({
-  model: 'bench',
-  messages: [
-    { role: 'system', content: 'You are a helpful assistant.' },
-    { role: 'user', content: 'Say hello to the benchmark, in one short sentence.' },
-  ],
-  max_tokens: 32,
-});
+const BODY = CHAT_BODY;
 const DELAY_BODY = BODY.replace('"model":"bench"', '"model":"bench-delay"');
 const STREAM_BODY = BODY.replace(/}$/, ',"stream":true}');
 

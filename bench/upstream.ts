@@ -17,6 +17,16 @@ export const DELAY_MS = 20;
 export const STREAM_CHUNKS = 10;
 export const STREAM_PACE_MS = 10;
 
+/** The chat request every benchmark sends (model `bench`: answered at once). */
+export const CHAT_BODY = JSON.stringify({
+  model: 'bench',
+  messages: [
+    { role: 'system', content: 'You are a helpful assistant.' },
+    { role: 'user', content: 'Say hello to the benchmark, in one short sentence.' },
+  ],
+  max_tokens: 32,
+});
+
 const MODEL = /"model"\s*:\s*"([^"]*)"/;
 const STREAM = /"stream"\s*:\s*true/;
 
