@@ -6,6 +6,7 @@
 import { GatewayError } from '../errors.ts';
 import type { Caller, Credential } from '../pipeline/caller.ts';
 import { KEY_PREFIX, type ApiKeyService } from './api-keys.ts';
+import { bearerToken } from './bearer.ts';
 import type { Directory } from './directory.ts';
 import type { JwtIdentity, JwtVerifier } from './jwt.ts';
 
@@ -28,9 +29,9 @@ function classify(value: string): Credential | null {
 /** The credential to check, or null when none was sent. A bearer of no known shape is an invalid API key. */
 export function presentedCredential(headers: PresentedHeaders): Credential | null {
   if (headers.authorization) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization);
-    if (!match) throw new GatewayError('AUTH_INVALID_API_KEY', 'Authorization header must be "Bearer <credential>"');
-    const credential = classify(match[1]!);
+    const token = bearerToken(headers.authorization);
+    if (token === undefined) throw new GatewayError('AUTH_INVALID_API_KEY', 'Authorization header must be "Bearer <credential>"');
+    const credential = classify(token);
     if (!credential) throw new GatewayError('AUTH_INVALID_API_KEY', 'Invalid API key');
     return credential;
   }

@@ -3,34 +3,27 @@
  * never read, as any client can write it) is served as it is; any other must send server.metrics.token as a
  * Bearer token, compared in constant time. Without a configured token, only loopback scrapers are served.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { isIP } from 'node:net';
 import Router from '@koa/router';
 import type { MetricsConfig } from '../config/types.ts';
 import { GatewayError } from '../errors.ts';
+import { parseAddress } from '../identity/addresses.ts';
+import { bearerToken, matchesSecret, secretDigest } from '../identity/bearer.ts';
 import type { GatewayMetrics } from './metrics.ts';
 
-/** 127.0.0.0/8, ::1, and their IPv4-mapped form (::ffff:127.x.y.z). */
+/** 127.0.0.0/8, ::1, and their IPv4-mapped form (::ffff:127.x.y.z), read by the allow-lists' address parser. */
 export function isLoopbackAddress(address: string | undefined): boolean {
-  if (!address) return false;
-  const host = address.toLowerCase().startsWith('::ffff:') ? address.slice(7) : address;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  if (isIP(host) !== 6) return false;
-  return /^(0{0,4}:){2,7}0{0,3}1$/.test(host) || host === '::1';
+  return address ? parseAddress(address)?.range() === 'loopback' : false;
 }
-
-const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /** Throws the refusal a non-loopback scraper gets, or returns when it may read. */
 export function metricsAccess(config: MetricsConfig): (remoteAddress: string | undefined, authorization: string) => void {
-  const token = config.token === undefined ? undefined : digest(config.token);
+  const token = config.token === undefined ? undefined : secretDigest(config.token);
   return (remoteAddress, authorization) => {
     if (isLoopbackAddress(remoteAddress)) return;
     if (!token) throw new GatewayError('AUTH_FORBIDDEN', 'Metrics are served to loopback scrapers only: set server.metrics.token to let others in with it');
-    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+    const bearer = bearerToken(authorization);
     if (bearer === undefined) throw new GatewayError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <server.metrics.token>');
-    // Digests of equal length: the comparison takes the same time whatever was sent.
-    if (!timingSafeEqual(digest(bearer), token)) throw new GatewayError('AUTH_INVALID_TOKEN', 'The bearer token is not the metrics token');
+    if (!matchesSecret(bearer, token)) throw new GatewayError('AUTH_INVALID_TOKEN', 'The bearer token is not the metrics token');
   };
 }
 

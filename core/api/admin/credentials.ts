@@ -3,16 +3,12 @@
  * gateway leaves in its data folder for the CLI (every tenant), or a JWT with role `admin` (its own tenant).
  * A JWT from the access_token cookie writes only from the gateway's own origin (identity/cross-site.ts).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../../errors.ts';
 import { FULL_ADMIN, type AdminScope } from '../../identity/admin-audit.ts';
 import type { Authenticator } from '../../identity/authenticate.ts';
+import { bearerToken, matchesSecret, secretDigest } from '../../identity/bearer.ts';
 import { refuseCrossSiteCookieWrite } from '../../identity/cross-site.ts';
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
-}
 
 export interface AdminCredentials {
   adminToken?: string | undefined;
@@ -27,18 +23,15 @@ export interface AdminCredentials {
  */
 export function adminAuth(credentials: AdminCredentials) {
   const tokens: Array<[Buffer, string]> = [];
-  if (credentials.adminToken) tokens.push([digest(credentials.adminToken), 'admin-token']);
-  if (credentials.controlToken) tokens.push([digest(credentials.controlToken), 'cli']);
+  if (credentials.adminToken) tokens.push([secretDigest(credentials.adminToken), 'admin-token']);
+  if (credentials.controlToken) tokens.push([secretDigest(credentials.controlToken), 'cli']);
   const enabled = Boolean(credentials.adminToken || credentials.authenticator);
 
   return async (ctx: Context, next: Next) => {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
-    const bearer = match?.[1];
+    const bearer = bearerToken(ctx.get('authorization'));
     let scope: AdminScope | undefined;
     if (bearer !== undefined) {
-      const presented = digest(bearer);
-      // Compare digests so that every comparison takes the same time whatever the token's length.
-      const actor = tokens.find(([token]) => timingSafeEqual(token, presented))?.[1];
+      const actor = tokens.find(([token]) => matchesSecret(bearer, token))?.[1];
       if (actor) scope = FULL_ADMIN(actor);
     }
     if (!scope) {
