@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { adminRouter } from './api/admin/index.ts';
+import { adminApiOn } from './api/admin/credentials.ts';
 import { providerSummaries } from './api/admin/providers.ts';
 import { adminUiRouter, defaultUiDir } from './api/admin-ui.ts';
 import { registerBatchJobs } from './api/batches-jobs.ts';
@@ -261,22 +262,23 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   if (metrics) storeStalls.metrics = metrics;
   app.use(requestContext(logger, traffic, requestObserver({ config, logger, now: clock.now, ...(metrics ? { metrics } : {}) }), tracing));
   const staticRoutes = new StaticRoutes();
+  const adminCredentials = {
+    adminToken: config.auth.adminToken,
+    controlToken: lock?.controlToken,
+    authenticator: identity.jwtEnabled ? identity.authenticator : undefined,
+  };
   const routers = [
     healthRouter({ db, kv, breakers, connections: () => connections.stats(), upstreamPools: () => upstream.pools() }),
     ...(metrics ? [metricsRouter(config.server.metrics, metrics)] : []),
     openApiRouter(buildOpenApiDocument([...endpoints, ...extraEndpoints], VERSION, extraAdminRoutes, { metrics: metrics !== undefined })),
-    adminUiRouter({ enabled: Boolean(config.auth.adminToken || identity.jwtEnabled), dir: options.uiDir ?? defaultUiDir() }),
+    adminUiRouter({ enabled: adminApiOn(adminCredentials), dir: options.uiDir ?? defaultUiDir() }),
     adminRouter({
       ...identity,
       providers: providerSummaries(config, () => breakers.states()),
       extraRoutes: extraAdminRoutes,
       onWrite: pluginAdminWriteListener(loaded.plugins.list(), pluginServices, shared),
       clientIp: clientIpResolver(config.server),
-      credentials: {
-        adminToken: config.auth.adminToken,
-        controlToken: lock?.controlToken,
-        authenticator: identity.jwtEnabled ? identity.authenticator : undefined,
-      },
+      credentials: adminCredentials,
     }),
     dataPlaneRouter(),
   ];

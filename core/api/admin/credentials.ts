@@ -17,6 +17,11 @@ export interface AdminCredentials {
   authenticator?: Authenticator | undefined;
 }
 
+/** Whether the admin API (and the UI that calls it) is on: an admin token, or admin JWTs. */
+export function adminApiOn(credentials: Pick<AdminCredentials, 'adminToken' | 'authenticator'>): boolean {
+  return Boolean(credentials.adminToken || credentials.authenticator);
+}
+
 /**
  * With neither AIGW_ADMIN_TOKEN nor JWTs the admin API is off: it answers 404 to everyone but the holder of
  * the control token, which only a process that can read the data folder has.
@@ -25,7 +30,7 @@ export function adminAuth(credentials: AdminCredentials) {
   const tokens: Array<[Buffer, string]> = [];
   if (credentials.adminToken) tokens.push([secretDigest(credentials.adminToken), 'admin-token']);
   if (credentials.controlToken) tokens.push([secretDigest(credentials.controlToken), 'cli']);
-  const enabled = Boolean(credentials.adminToken || credentials.authenticator);
+  const enabled = adminApiOn(credentials);
 
   return async (ctx: Context, next: Next) => {
     const bearer = bearerToken(ctx.get('authorization'));
