@@ -7,6 +7,7 @@ import { dirname, relative, resolve } from 'node:path';
 import { ProviderRegistry } from '../dispatch/provider-registry.ts';
 import { importDefinitions } from '../pipeline/modules.ts';
 import { PluginRegistry } from '../pipeline/registry.ts';
+import type { Ajv, ValidateFunction } from 'ajv';
 import { createAjv } from '../validation.ts';
 import { ConfigError, PositionedDocument, type ConfigIssue } from '../config/document.ts';
 import { configIssues } from '../config/issues.ts';
@@ -92,12 +93,37 @@ export async function parseConfig(
     providers.list().map((p) => ({ name: p.slug, configSchema: p.configSchema })),
     new Set(typeof configured === 'object' && configured !== null ? Object.keys(configured) : []),
   );
-  const validate = createAjv({ useDefaults: true }).compile(schema);
+  const validate = configValidator(schema);
   if (!validate(data)) fail(configIssues(validate.errors ?? [], doc));
 
   const config = withImplicitDefault(toConfig(data, { file: source.file, dir }), plugins, source.builtIns.defaultPipeline);
   fail(semanticIssues(config, providers, plugins).map((i) => ({ ...i, ...doc.locate(i.pointer, i.key) })));
   return { config, plugins, providers, emptyCredentials: emptyCredentials(config, written) };
+}
+
+/**
+ * Compiling the config schema and the plugins' schemas (for the implicit default pipeline's defaults) cost 0.3 to
+ * 0.6 s of CPU per load; each distinct schema is compiled once per process, and a process that loads configs
+ * again (a test run that starts many gateways) reuses them: a load then takes a few ms. Bounded, oldest first.
+ */
+const compiledSchemas = new Map<string, { schema: object; validate: ValidateFunction }>();
+const COMPILED_SCHEMAS_KEPT = 32;
+let configAjv: Ajv | undefined;
+
+function configValidator(schema: object): ValidateFunction {
+  const text = JSON.stringify(schema);
+  const kept = compiledSchemas.get(text);
+  if (kept) return kept.validate;
+  // One instance for all of them: each new one would set up its formats and keywords again.
+  configAjv ??= createAjv({ useDefaults: true });
+  const validate = configAjv.compile(schema);
+  if (compiledSchemas.size >= COMPILED_SCHEMAS_KEPT) {
+    const [oldest, entry] = compiledSchemas.entries().next().value!;
+    compiledSchemas.delete(oldest);
+    configAjv.removeSchema(entry.schema);
+  }
+  compiledSchemas.set(text, { schema, validate });
+  return validate;
 }
 
 function applyEnvironmentDefaults(data: Data, env: NodeJS.ProcessEnv, cwd: string): void {
@@ -138,7 +164,7 @@ function withImplicitDefault(config: GatewayConfig, plugins: PluginRegistry, cha
     const plugin = plugins.get(name);
     if (!plugin) return [];
     const defaults: Record<string, unknown> = {};
-    createAjv({ useDefaults: true }).compile(plugin.configSchema)(defaults);
+    configValidator(plugin.configSchema)(defaults);
     return [{ name, config: defaults }];
   });
   return { ...config, pipelines: [...config.pipelines, { name: DEFAULT_PIPELINE, routes: [], plugins: entries }] };

@@ -3,8 +3,9 @@
  * the gateway's event loop. Plain JavaScript on purpose: a worker thread does not inherit the TypeScript loader
  * that bin/aigw.js registers, so this file must load with Node alone. The main side is core/store/pglite.ts.
  *
- * Protocol. workerData: `{ dataDir: string, sharedBuffers: string, initOnly: boolean }` (initOnly: create the
- * folder's database, close it and end).
+ * Protocol. workerData: `{ dataDir: string, sharedBuffers: string, initOnly: boolean, wasmModule?: WebAssembly.Module }`
+ * (initOnly: create the folder's database, close it and end; wasmModule: PGlite's WebAssembly, compiled once by
+ * the main side for every worker of the process).
  * Once started, the worker posts `{ ready: true }` or `{ startupError: SerializedError }` (then ends).
  * Requests (main -> worker), each with a numeric `id` unique among those in flight:
  *   `{ id, op: 'query', sql, params?, tx? }`  -> result: the rows
@@ -132,7 +133,7 @@ function startupReason(lines, dataDir) {
 }
 
 async function start() {
-  const { dataDir, sharedBuffers, initOnly } = workerData;
+  const { dataDir, sharedBuffers, initOnly, wasmModule } = workerData;
   // On the command line rather than in postgresql.conf: PGlite's `postgresqlconf` option rewrites that file.
   const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`];
   const log = [];
@@ -143,7 +144,7 @@ async function start() {
   };
   let pg;
   try {
-    pg = await PGlite.create(dataDir, { extensions: { vector }, startParams, onStderr });
+    pg = await PGlite.create(dataDir, { extensions: { vector }, startParams, onStderr, ...(wasmModule ? { pgliteWasmModule: wasmModule } : {}) });
     if (initOnly) {
       await pg.close();
     } else {
