@@ -30,6 +30,12 @@ export interface PluginDatabase extends PluginQueryable {
   readonly kind: 'pglite' | 'postgres';
   /** Whether pgvector is there; without it, vector search must use an exact scan. */
   readonly hasVector: boolean;
+  /**
+   * Appends rows given as CSV text to `table (columns)` in one COPY, all or none (an unquoted empty field is NULL,
+   * "" the empty string). Present only where it costs less than a multi-row INSERT (PGlite); COPY has no ON
+   * CONFLICT. Table and column names must be plain lower-case identifiers.
+   */
+  readonly copyCsv?: (table: string, columns: readonly string[], csv: string) => Promise<void>;
   transaction<T>(fn: (tx: PluginQueryable) => Promise<T>): Promise<T>;
 }
 

@@ -12,6 +12,9 @@ import { StoreUnavailableError } from './deadline.ts';
 
 const WORKER_URL = new URL('./pglite-worker.mjs', import.meta.url);
 
+/** Table and column names copyCsv accepts: they are written into the statement as they are. */
+const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+
 /**
  * Postgres's default is 128 MB, which PGlite touches at start: resident for the life of the process. The embedded
  * database is the dev and single-node store; its pages are also in the OS's file cache, so a small pool costs
@@ -29,6 +32,7 @@ type Startup = { ready: true } | { startupError: SerializedError };
 type Reply = { id: number; ok: true; result?: unknown } | { id: number; ok: false; error: SerializedError };
 type Request =
   | { op: 'query'; sql: string; params: unknown[] | undefined; tx: number | undefined }
+  | { op: 'copy'; sql: string; csv: string }
   | { op: 'exec'; sql: string; tx: number | undefined }
   | { op: 'begin' | 'close' }
   | { op: 'commit' | 'rollback'; tx: number };
@@ -132,6 +136,14 @@ export class PgliteDatabase implements Database {
   async exec(sql: string): Promise<void> {
     await this.call({ op: 'exec', sql, tx: undefined });
   }
+
+  /** COPY ... FROM the CSV text (Database.copyCsv): one string crosses to the worker instead of a value per cell. */
+  readonly copyCsv = async (table: string, columns: readonly string[], csv: string): Promise<void> => {
+    for (const name of [table, ...columns]) {
+      if (!IDENTIFIER.test(name)) throw new Error(`copyCsv: ${JSON.stringify(name)} is not a plain SQL identifier`);
+    }
+    await this.call({ op: 'copy', sql: `COPY ${table} (${columns.join(', ')}) FROM '/dev/blob' WITH (FORMAT csv)`, csv });
+  };
 
   /**
    * fn runs here; its statements run in the worker inside one PGlite transaction, which holds PGlite's lock until

@@ -1,9 +1,10 @@
 /**
- * A usage record (one per request) and the multi-row insert that writes a batch of them into `usage_records`
- * (migrations/). One INSERT per batch, whatever its size: every column goes as one array parameter.
+ * A usage record (one per request) and the write of a batch of them into `usage_records` (migrations/), in one
+ * statement whatever its size: COPY from CSV text where the database has it (PGlite), else one INSERT in which
+ * every column goes as one array parameter.
  */
 import type { Modality } from '../../core/canonical/chat.ts';
-import type { PluginQueryable as Queryable } from '../../core/pipeline/services.ts';
+import type { PluginDatabase, PluginQueryable as Queryable } from '../../core/pipeline/services.ts';
 
 export type UsageStatus = 'completed' | 'aborted' | 'failed';
 
@@ -102,9 +103,36 @@ const INSERT = `INSERT INTO usage_records (${COLUMNS.map(([name]) => name).join(
   SELECT * FROM unnest(${COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
   ON CONFLICT (id) DO NOTHING`;
 
-/** Writes a batch in one statement; rows already written by an earlier attempt are skipped. */
-export async function insertUsageRecords(db: Queryable, batch: readonly UsageRecord[]): Promise<void> {
+const COLUMN_NAMES = COLUMNS.map(([name]) => name);
+
+/** One CSV field (COPY's csv format): an unquoted empty field is NULL, text is always quoted. */
+function csvField(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return `"${value.replaceAll('"', '""')}"`;
+  return String(value);
+}
+
+function csvOf(batch: readonly UsageRecord[]): string {
+  return batch.map((record) => COLUMNS.map(([, , get]) => csvField(get(record))).join(',')).join('\n');
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * Writes a batch in one statement; rows already written by an earlier attempt are skipped. COPY has no ON
+ * CONFLICT: a batch whose answer was lost after it was written (a timeout) fails it on the primary key, and is
+ * then written by the INSERT, which skips the rows already there.
+ */
+export async function insertUsageRecords(db: Queryable & Pick<PluginDatabase, 'copyCsv'>, batch: readonly UsageRecord[]): Promise<void> {
   if (batch.length === 0) return;
+  if (db.copyCsv) {
+    try {
+      await db.copyCsv('usage_records', COLUMN_NAMES, csvOf(batch));
+      return;
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+    }
+  }
   await db.query(INSERT, COLUMNS.map(([, , get]) => batch.map(get)));
 }
 

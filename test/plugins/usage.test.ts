@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { usageRecorderFor } from '../../plugins/usage/index.ts';
 import { chunk, completion, helloStreamEvents, sleep, startFakeOpenAI, writeSplit, type FakeOpenAI } from '../fakes/openai.ts';
 import { openDatabase } from '../../core/store/database.ts';
+import type { GatewayServices } from '../../core/gateway.ts';
 import { postJson, startTestGateway, type TestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
 import { createKey, recordsOf, usageConfig, type Row } from '../helpers/usage.ts';
 
@@ -346,6 +347,32 @@ after(async () => {
   await db.exec(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => db.close());
 });
 
+
+/**
+ * Makes the gateway's database refuse the usage batch writes (the COPY of the embedded database, and the INSERT)
+ * while `failing` is set; everything else, and `query` for the test's own reads, goes through.
+ */
+function refuseUsageWrites(db: GatewayServices['db']): { failing: boolean; refused: number; query: GatewayServices['db']['query'] } {
+  const query = db.query.bind(db);
+  const copyCsv = db.copyCsv;
+  const state = { failing: true, refused: 0, query };
+  const refuse = () => {
+    state.refused++;
+    throw new Error('connection refused');
+  };
+  db.query = (async (sql: string, params?: unknown[]) => {
+    if (state.failing && sql.startsWith('INSERT INTO usage_records')) refuse();
+    return query(sql, params);
+  }) as typeof db.query;
+  if (copyCsv) {
+    (db as { copyCsv?: typeof copyCsv }).copyCsv = async (table, columns, csv) => {
+      if (state.failing && table === 'usage_records') refuse();
+      return copyCsv(table, columns, csv);
+    };
+  }
+  return state;
+}
+
 describe('usage plugin: edge cases of the pipeline and the database', () => {
   let fake: FakeOpenAI;
   before(async () => {
@@ -380,27 +407,18 @@ describe('usage plugin: edge cases of the pipeline and the database', () => {
     const gw = await startTestGateway(usageConfig(fake.baseUrl, '- usage:\n    flushIntervalMs: 20\n    batchSize: 5'), { logger });
     try {
       const { key } = await createKey(gw);
-      const db = gw.gateway.services.db;
-      const query = db.query.bind(db);
-      let refused = 0;
-      let failing = true;
-      db.query = (async (sql: string, params?: unknown[]) => {
-        if (failing && sql.startsWith('INSERT INTO usage_records')) {
-          refused++;
-          throw new Error('connection refused');
-        }
-        return query(sql, params);
-      }) as typeof db.query;
+      const writes = refuseUsageWrites(gw.gateway.services.db);
+      const query = writes.query;
 
       const ids = Array.from({ length: 12 }, () => randomUUID());
       const answers = await Promise.all(ids.map((id) => postJson(`${gw.url}/v1/chat/completions`, body('plain'), { authorization: `Bearer ${key}`, 'x-request-id': id })));
       assert.ok(answers.every((a) => a.status === 200), 'every request is served while the writes fail');
       await sleep(300);
-      assert.ok(refused >= 2, `writes were retried (${refused} refused)`);
+      assert.ok(writes.refused >= 2, `writes were retried (${writes.refused} refused)`);
       assert.equal(usageRecorderFor(gw.gateway)!.pending, 12);
       assert.ok(lines.some((l) => l.msg === 'writing usage records failed: the batch is kept and retried'));
 
-      failing = false;
+      writes.failing = false;
       const deadline = Date.now() + 5000;
       let count = 0;
       while (Date.now() < deadline) {
@@ -420,13 +438,8 @@ describe('usage plugin: edge cases of the pipeline and the database', () => {
     const gw = await startTestGateway(usageConfig(fake.baseUrl, '- usage:\n    flushIntervalMs: 20\n    maxPending: 3'), { logger });
     try {
       const { key } = await createKey(gw);
-      const db = gw.gateway.services.db;
-      const query = db.query.bind(db);
-      let failing = true;
-      db.query = (async (sql: string, params?: unknown[]) => {
-        if (failing && sql.startsWith('INSERT INTO usage_records')) throw new Error('connection refused');
-        return query(sql, params);
-      }) as typeof db.query;
+      const writes = refuseUsageWrites(gw.gateway.services.db);
+      const query = writes.query;
       const send = (id: string) => postJson(`${gw.url}/v1/chat/completions`, body('plain'), { authorization: `Bearer ${key}`, 'x-request-id': id });
 
       const first = Array.from({ length: 3 }, () => randomUUID());
@@ -444,7 +457,7 @@ describe('usage plugin: edge cases of the pipeline and the database', () => {
       assert.equal(full.length, 1);
       assert.equal(full[0]!.level, 50);
 
-      failing = false;
+      writes.failing = false;
       const results = await Promise.all(pending);
       assert.ok(results.every((r) => r.status === 200));
       await usageRecorderFor(gw.gateway)!.flush();

@@ -19,9 +19,9 @@ import { freshDataDir } from '../helpers/data-dir.ts';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
 const NO_POSTGRES = DATABASE_URL ? false : 'TEST_DATABASE_URL not set';
-const MIGRATIONS = ['0001_foundation', '0002_identity', '0003_jobs', '0004_files', '0005_batches', '0006_responses', '0007_vector_stores', '0008_video_jobs', '0009_realtime_sessions', 'usage/0001_usage_records', 'usage/0002_modality', 'usage/0003_request_count', 'usage/0004_cache_and_retrieval', 'usage/0005_audio_units', 'usage/0006_speech_characters', 'usage/0007_image_video_units', 'usage/0008_guard_verdicts', 'budget/0001_budgets', 'semantic-cache/0001_semantic_cache_entries', 'audit/0001_audit_records'];
+const MIGRATIONS = ['0001_foundation', '0002_identity', '0003_jobs', '0004_files', '0005_batches', '0006_responses', '0007_vector_stores', '0008_video_jobs', '0009_realtime_sessions', 'usage/0001_usage_records', 'usage/0002_modality', 'usage/0003_request_count', 'usage/0004_cache_and_retrieval', 'usage/0005_audio_units', 'usage/0006_speech_characters', 'usage/0007_image_video_units', 'usage/0008_guard_verdicts', 'usage/0009_no_request_index', 'budget/0001_budgets', 'semantic-cache/0001_semantic_cache_entries', 'audit/0001_audit_records'];
 /** The last version of the core and of each plugin. */
-const LATEST = ['0009_realtime_sessions', 'usage/0008_guard_verdicts', 'budget/0001_budgets', 'semantic-cache/0001_semantic_cache_entries', 'audit/0001_audit_records'];
+const LATEST = ['0009_realtime_sessions', 'usage/0009_no_request_index', 'budget/0001_budgets', 'semantic-cache/0001_semantic_cache_entries', 'audit/0001_audit_records'];
 
 function newSchema(): string {
   return 'aigw_test_' + randomUUID().replace(/-/g, '');

@@ -42,11 +42,11 @@ describe('plugin migrations', () => {
 
     const result = await migrate(db, builtInMigrations);
     assert.deepEqual(result.applied, [
-      'usage/0001_usage_records', 'usage/0002_modality', 'usage/0003_request_count', 'usage/0004_cache_and_retrieval', 'usage/0005_audio_units', 'usage/0006_speech_characters', 'usage/0007_image_video_units', 'usage/0008_guard_verdicts', 'budget/0001_budgets',
+      'usage/0001_usage_records', 'usage/0002_modality', 'usage/0003_request_count', 'usage/0004_cache_and_retrieval', 'usage/0005_audio_units', 'usage/0006_speech_characters', 'usage/0007_image_video_units', 'usage/0008_guard_verdicts', 'usage/0009_no_request_index', 'budget/0001_budgets',
       'semantic-cache/0001_semantic_cache_entries',
       'audit/0001_audit_records',
     ]);
-    assert.deepEqual(result.current, ['0009_realtime_sessions', 'usage/0008_guard_verdicts', 'budget/0001_budgets', 'semantic-cache/0001_semantic_cache_entries', 'audit/0001_audit_records']);
+    assert.deepEqual(result.current, ['0009_realtime_sessions', 'usage/0009_no_request_index', 'budget/0001_budgets', 'semantic-cache/0001_semantic_cache_entries', 'audit/0001_audit_records']);
     assert.deepEqual(await db.query('SELECT id, limit_usd::text AS limit FROM budgets'), [{ id: 'b1', limit: '5.000000' }]);
     assert.deepEqual(await db.query('SELECT request_id, modality FROM usage_records'), [{ request_id: 'r1', modality: 'embeddings' }]);
     assert.deepEqual((await migrate(db, builtInMigrations)).applied, [], 'applied once');
