@@ -110,7 +110,14 @@ export async function runJson(target: Target, options: RunOptions, shared?: Pool
   return { offered: options.rate, sent, ok, errors: sent - ok, achieved: (ok * 1000) / elapsed, latencies, ...(firstError ? { firstError } : {}) };
 }
 
-const STAMP = /"content":"t(\d+) /g;
+/** A chunk's stamp (bench/upstream.ts): the monotonic clock in ns, in base 36. */
+const STAMP = /"content":"t([0-9a-z]+) /g;
+
+function stampNs(base36: string): bigint {
+  let ns = 0n;
+  for (const digit of base36) ns = ns * 36n + BigInt(parseInt(digit, 36));
+  return ns;
+}
 
 export async function runStream(target: Target, options: RunOptions & { paceMs: number }, shared?: Pool): Promise<StreamResult> {
   const client = shared ?? pool(target, options.connections);
@@ -146,7 +153,7 @@ export async function runStream(target: Target, options: RunOptions & { paceMs: 
         const whole = text.slice(0, cut + 1);
         STAMP.lastIndex = 0;
         for (let m = STAMP.exec(whole); m; m = STAMP.exec(whole)) {
-          const ms = Number(arrivedNs - BigInt(m[1]!)) / 1e6;
+          const ms = Number(arrivedNs - stampNs(m[1]!)) / 1e6;
           if (seen === 0) {
             ttft.push(arrived - start);
             firstTransit.push(ms);

@@ -5,8 +5,10 @@
  *   bench          answers at once (JSON), or streams STREAM_CHUNKS content chunks STREAM_PACE_MS apart
  *   bench-delay    answers after DELAY_MS (JSON)
  *
- * Every streamed content chunk carries `t<ns>`: process.hrtime.bigint() when it was written. That clock is the
- * machine's monotonic clock, shared by every process, so the load generator measures each chunk's transit time.
+ * Every streamed content chunk carries `t<ns>`: process.hrtime.bigint() when it was written, in base 36. That clock
+ * is the machine's monotonic clock, shared by every process, so the load generator measures each chunk's transit
+ * time. Base 36 because thirteen or more decimal digits can pass for a payment card number (when the Luhn check
+ * happens to hold), which the guards variant's default PII check blocks, ending the stream.
  * GET /stats answers the request count (Portkey is checked to really reach this server); POST /stats resets it.
  * Run as a process: `node --import tsx bench/upstream.ts` prints `{"port": N}` once it listens.
  */
@@ -70,7 +72,7 @@ export async function startUpstream(port = 0): Promise<Upstream> {
       if (res.destroyed) return;
       if (i < STREAM_CHUNKS) {
         const role = i === 0 ? '"role":"assistant",' : '';
-        res.write(`${head}${role}"content":"t${process.hrtime.bigint()} "},"finish_reason":null}],"usage":null}\n\n`);
+        res.write(`${head}${role}"content":"t${process.hrtime.bigint().toString(36)} "},"finish_reason":null}],"usage":null}\n\n`);
         i++;
         setTimeout(tick, STREAM_PACE_MS);
         return;
