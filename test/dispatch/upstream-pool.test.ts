@@ -217,7 +217,8 @@ pipelines:
     const r = await ask('twice');
     const waited = performance.now() - started;
     assert.equal(r.status, 503);
-    assert.ok(waited < QUEUE_MS * 1.75, `waited ${Math.round(waited)} ms: once, for the first target only`);
+    // Queued for again, it would wait two full queue timeouts at least; the rest of the bound is for a loaded machine.
+    assert.ok(waited < QUEUE_MS * 2, `waited ${Math.round(waited)} ms: once, for the first target only`);
   });
 
   test('the refusals did not count against the breaker: the next request is served', async () => {

@@ -80,8 +80,9 @@ describe('StoreDeadline', () => {
     assert.equal(sent, 0, 'nothing is sent within the deadline after a miss');
     assert.ok(performance.now() - started < TIMEOUT_MS, 'and nothing waits');
 
-    // After a deadline one call probes; the others still fail at once while it is out.
-    await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS));
+    // After a deadline one call probes; the others still fail at once while it is out. Waited with a margin: a timer
+    // of TIMEOUT_MS can fire a fraction of a ms before performance.now() has moved that far.
+    await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS + 10));
     const probe = deferred<string>();
     const probing = deadline.run(() => probe.promise);
     await assert.rejects(deadline.run(async () => { sent++; return 'x'; }), /is not answering/);
@@ -121,7 +122,7 @@ describe('StoreDeadline', () => {
     await assert.rejects(deadline.run(() => Promise.reject(new Error('WRONGTYPE'))), /WRONGTYPE/);
     assert.equal(deadline.isStalled, false, 'an error is not a missed deadline');
     await assert.rejects(deadline.run(() => new Promise<never>(() => {})), StoreUnavailableError);
-    await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS));
+    await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS + 10));
     await assert.rejects(deadline.run(() => Promise.reject(new Error('ECONNREFUSED'))), /ECONNREFUSED/);
     assert.equal(deadline.isStalled, true);
     assert.equal(await deadline.run(async () => 'ok'), 'ok');
