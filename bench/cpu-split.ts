@@ -36,7 +36,6 @@ function diff(before: Map<string, ThreadCpu>, after: Map<string, ThreadCpu>): Ma
   return byName;
 }
 
-
 /** `variant` or `variant=<another checkout>/bin/aigw.js`: the same variant from two builds, alternated. */
 const specs = process.argv.slice(2).length ? process.argv.slice(2) : ['passthrough', 'aigw-empty', 'aigw-full'];
 const workDir = mkdtempSync(join(tmpdir(), 'aigw-cpu-'));

@@ -4,6 +4,7 @@
  */
 import type { GatewayConfig } from '../config/types.ts';
 import type { Log, LogFn } from '../log.ts';
+import type { CopyCsv } from '../store/database.ts';
 import type { KvOperation } from '../store/kv-operation.ts';
 import type { Caller, Credential } from './caller.ts';
 import type { EmbeddingService } from './embed.ts';
@@ -35,7 +36,7 @@ export interface PluginDatabase extends PluginQueryable {
    * "" the empty string). Present only where it costs less than a multi-row INSERT (PGlite); COPY has no ON
    * CONFLICT. Table and column names must be plain lower-case identifiers.
    */
-  readonly copyCsv?: (table: string, columns: readonly string[], csv: string) => Promise<void>;
+  readonly copyCsv?: CopyCsv;
   transaction<T>(fn: (tx: PluginQueryable) => Promise<T>): Promise<T>;
 }
 

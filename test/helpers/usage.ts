@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { usageRecorderFor } from '../../plugins/usage/index.ts';
 import { sleep } from '../fakes/openai.ts';
+import type { GatewayServices } from '../../core/gateway.ts';
 import { ADMIN_TOKEN, postJson, type TestGateway } from './gateway.ts';
 
 export type Row = Record<string, any>;
@@ -47,4 +48,41 @@ export async function recordsOf(gw: TestGateway, requestId: string, timeoutMs = 
     if (rows.length > 0 || Date.now() > deadline) return rows;
     await sleep(20);
   }
+}
+
+type Db = GatewayServices['db'];
+
+/**
+ * Makes the gateway's database refuse the usage batch writes (the embedded database's COPY and the INSERT) while
+ * `failing` is set; every other statement goes through, as does `query` for the test's own reads. restore() puts
+ * the database's own methods back.
+ */
+export function refuseUsageWrites(db: Db): { failing: boolean; refused: number; query: Db['query']; restore(): void } {
+  const { query: ownQuery, copyCsv } = db;
+  const query = ownQuery.bind(db);
+  const writable = db as { query: Db['query']; copyCsv?: Db['copyCsv'] };
+  const state = {
+    failing: true,
+    refused: 0,
+    query,
+    restore: () => {
+      writable.query = ownQuery;
+      if (copyCsv) writable.copyCsv = copyCsv;
+    },
+  };
+  const refuse = () => {
+    state.refused++;
+    throw new Error('connection refused');
+  };
+  writable.query = (async (sql: string, params?: unknown[]) => {
+    if (state.failing && sql.startsWith('INSERT INTO usage_records')) refuse();
+    return query(sql, params);
+  }) as Db['query'];
+  if (copyCsv) {
+    writable.copyCsv = async (table, columns, csv) => {
+      if (state.failing && table === 'usage_records') refuse();
+      return copyCsv(table, columns, csv);
+    };
+  }
+  return state;
 }

@@ -14,7 +14,7 @@ import { settledMarker } from '../../plugins/budget/settle.ts';
 import { meteredRecordId } from '../../plugins/usage/metered.ts';
 import { createSharedStores, dropSharedStores, type SharedStores } from '../helpers/cluster.ts';
 import { ADMIN_TOKEN, postJson, startTestGateway, type TestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
-import type { GatewayServices } from '../../core/gateway.ts';
+import { refuseUsageWrites } from '../helpers/usage.ts';
 
 const PUBLIC = new URL('../../core/public/plugin.ts', import.meta.url).href;
 
@@ -249,20 +249,12 @@ function meteredSuite(name: string, shared: boolean): void {
       const { id, key } = await newKey(gw);
       const budget = await newBudget(gw, { scope: 'key', scopeId: id, period: 'daily', limitUsd: 10 });
       assert.deepEqual(await spent(gw, key), { [budget]: 0 });
-      // Both ways a usage record is written: the embedded database's COPY and the INSERT.
-      const db = gw.gateway.services.db as GatewayServices['db'] & { copyCsv?: GatewayServices['db']['copyCsv'] };
-      const { query, copyCsv } = db;
-      db.query = (async (sql: string, params?: unknown[]) => {
-        if (sql.startsWith('INSERT INTO usage_records')) throw new Error('the database refused');
-        return query.call(db, sql, params);
-      }) as typeof db.query;
-      if (copyCsv) db.copyCsv = async () => { throw new Error('the database refused'); };
+      const writes = refuseUsageWrites(gw.gateway.services.db);
       const work = batchWork(id);
       try {
         await assert.rejects(gw.gateway.meterWork(work), (err: unknown) => err instanceof MeteredWorkError && err.plugins.join() === 'usage');
       } finally {
-        db.query = query;
-        if (copyCsv) db.copyCsv = copyCsv;
+        writes.restore();
       }
       assert.equal((await rowsOf(gw, work.id)).length, 0);
       assert.deepEqual(await spent(gw, key), { [budget]: COST_USD });

@@ -11,9 +11,8 @@ import { pino } from 'pino';
 import { usageRecorderFor } from '../../plugins/usage/index.ts';
 import { chunk, completion, helloStreamEvents, sleep, startFakeOpenAI, writeSplit, type FakeOpenAI } from '../fakes/openai.ts';
 import { openDatabase } from '../../core/store/database.ts';
-import type { GatewayServices } from '../../core/gateway.ts';
 import { postJson, startTestGateway, type TestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
-import { createKey, recordsOf, usageConfig, type Row } from '../helpers/usage.ts';
+import { createKey, recordsOf, refuseUsageWrites, usageConfig, type Row } from '../helpers/usage.ts';
 
 async function oneRecord(gw: TestGateway, requestId: string): Promise<Row> {
   const rows = await recordsOf(gw, requestId);
@@ -346,32 +345,6 @@ after(async () => {
   const db = await openDatabase({ databaseUrl: DATABASE_URL, dataDir: '', onNoVector: () => {} });
   await db.exec(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => db.close());
 });
-
-
-/**
- * Makes the gateway's database refuse the usage batch writes (the COPY of the embedded database, and the INSERT)
- * while `failing` is set; everything else, and `query` for the test's own reads, goes through.
- */
-function refuseUsageWrites(db: GatewayServices['db']): { failing: boolean; refused: number; query: GatewayServices['db']['query'] } {
-  const query = db.query.bind(db);
-  const copyCsv = db.copyCsv;
-  const state = { failing: true, refused: 0, query };
-  const refuse = () => {
-    state.refused++;
-    throw new Error('connection refused');
-  };
-  db.query = (async (sql: string, params?: unknown[]) => {
-    if (state.failing && sql.startsWith('INSERT INTO usage_records')) refuse();
-    return query(sql, params);
-  }) as typeof db.query;
-  if (copyCsv) {
-    (db as { copyCsv?: typeof copyCsv }).copyCsv = async (table, columns, csv) => {
-      if (state.failing && table === 'usage_records') refuse();
-      return copyCsv(table, columns, csv);
-    };
-  }
-  return state;
-}
 
 describe('usage plugin: edge cases of the pipeline and the database', () => {
   let fake: FakeOpenAI;
