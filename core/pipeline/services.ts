@@ -4,7 +4,7 @@
  */
 import type { GatewayConfig } from '../config/types.ts';
 import type { Log, LogFn } from '../log.ts';
-import type { CopyCsv } from '../store/database.ts';
+import type { CopyCsv } from '../store/copy-csv.ts';
 import type { KvOperation } from '../store/kv-operation.ts';
 import type { Caller, Credential } from './caller.ts';
 import type { EmbeddingService } from './embed.ts';

@@ -1,4 +1,7 @@
 /** One SQL dialect (Postgres) over two engines: embedded PGlite by default, a Postgres server with DATABASE_URL. */
+import type { CopyCsv } from './copy-csv.ts';
+
+export type { CopyCsv };
 export type Row = Record<string, unknown>;
 
 export interface Queryable {
@@ -6,12 +9,6 @@ export interface Queryable {
   /** Several statements, no parameters (migrations). */
   exec(sql: string): Promise<void>;
 }
-
-/**
- * Appends rows given as CSV text to `table (columns)` in one statement, all or none. The text is COPY's csv format:
- * fields separated by commas, one row per line, an unquoted empty field is NULL and "" the empty string.
- */
-export type CopyCsv = (table: string, columns: readonly string[], csv: string) => Promise<void>;
 
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
