@@ -2,7 +2,7 @@
  * API keys: `aigw_sk_` + 256 random bits, stored as SHA-256, resolved through the KV cache so that a
  * request costs no database round trip once its key is warm.
  */
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../store/database.ts';
 import type { Logger } from '../logger.ts';
 import type { KV } from '../store/kv.ts';
@@ -17,6 +17,7 @@ import { recordAdminWrite, type AdminScope } from './admin-audit.ts';
 import { outOfScope, requireMembership, tenantInScope, visible } from './directory.ts';
 import type { LastUsedRecorder } from './last-used.ts';
 import type { RateLimits } from './policy.ts';
+import { orderedUuid } from '../store/ids.ts';
 
 export const KEY_PREFIX = 'aigw_sk_';
 const CACHE_PREFIX = 'apikey:';
@@ -144,7 +145,7 @@ export class ApiKeyService {
     refuseUnparsedAddresses(fields.allowedIps);
     const tenantId = tenantInScope(scope, fields.tenantId);
     const key = KEY_PREFIX + randomBytes(32).toString('base64url');
-    const id = `key_${randomUUID()}`;
+    const id = `key_${orderedUuid()}`;
     const row = await this.db.transaction(async (tx) => {
       await requireMembership(tx, { tenantId, organizationId: fields.organizationId, departmentId: fields.departmentId });
       const [inserted] = await tx.query<KeyRow>(

@@ -3,7 +3,7 @@
  * read policies through the KV (one entry per organization or department, deleted on every write), so a
  * policy change holds at once on every instance sharing the KV.
  */
-import { randomUUID } from 'node:crypto';
+import { orderedUuid } from '../store/ids.ts';
 import { listPage, type Page, type PageRequest } from '../store/pagination.ts';
 import { GatewayError, validationError } from '../errors.ts';
 import type { Database, Queryable } from '../store/database.ts';
@@ -119,7 +119,7 @@ export class Directory {
   async createOrganization(input: unknown, scope: AdminScope): Promise<Organization> {
     const fields = validateOrganization(input);
     const tenantId = tenantInScope(scope, fields.tenantId);
-    const id = `org_${randomUUID()}`;
+    const id = `org_${orderedUuid()}`;
     const row = await this.db.transaction(async (tx) => {
       await requireMembership(tx, { tenantId });
       const [inserted] = await tx.query<UnitRow>(
@@ -136,7 +136,7 @@ export class Directory {
       if (err instanceof GatewayError && err.code === 'NOT_FOUND') throw validationError([{ path: '/organizationId', message: 'no such organization' }]);
       throw err;
     });
-    const id = `dept_${randomUUID()}`;
+    const id = `dept_${orderedUuid()}`;
     const row = await this.db.transaction(async (tx) => {
       const [inserted] = await tx.query<UnitRow>(
         'INSERT INTO departments (id, tenant_id, organization_id, name) VALUES ($1, $2, $3, $4) RETURNING *',

@@ -4,10 +4,9 @@
  * A status change is conditional on the status it replaces, so that of two instances that both saw a change
  * one records it.
  */
-import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.ts';
 import type { Queryable } from './database.ts';
-import { isGatewayId } from './ids.ts';
+import { isGatewayId, orderedUuid } from './ids.ts';
 import { listPage, type Page, type PageRequest } from './pagination.ts';
 
 export type BatchState = 'validating' | 'in_progress' | 'completed' | 'failed' | 'cancelled' | 'expired';
@@ -64,7 +63,7 @@ function toRecord(row: BatchRow): BatchRecord {
   };
 }
 
-export const newBatchId = () => `batch-${randomUUID()}`;
+export const newBatchId = () => `batch-${orderedUuid()}`;
 export const batchNotFound = (id: string) => new GatewayError('NOT_FOUND', `No batch ${id}`, { id });
 export const isTerminal = (status: BatchState) => status !== 'validating' && status !== 'in_progress';
 

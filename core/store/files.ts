@@ -4,10 +4,9 @@
  * recorded. An entry past its expires_at is gone for every reader; a job of the job runner deletes it and the
  * provider's file later.
  */
-import { randomUUID } from 'node:crypto';
 import { GatewayError, validationError } from '../errors.ts';
 import type { Queryable } from './database.ts';
-import { isGatewayId } from './ids.ts';
+import { isGatewayId, orderedUuid } from './ids.ts';
 import { listPage, type Page, type PageRequest } from './pagination.ts';
 
 export interface FileRecord {
@@ -59,7 +58,7 @@ function toRecord(row: FileRow): FileRecord {
   };
 }
 
-export const newFileId = () => `file-${randomUUID()}`;
+export const newFileId = () => `file-${orderedUuid()}`;
 
 /** `now` (ms) decides expiry, so that one clock rules both the answer and the tests. */
 const LIVE = (param: number) => `(expires_at IS NULL OR expires_at > to_timestamp($${param}::double precision / 1000))`;

@@ -2,6 +2,8 @@
  * Gateway ids are `<prefix>-<uuid>` (file-, batch-, resp-, ...). Anything else names nothing and is answered as
  * unknown without a query: a caller's id with a NUL in it would otherwise reach Postgres, which refuses it (a 500).
  */
+import { randomBytes } from 'node:crypto';
+
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const shapes = new Map<string, RegExp>();
 
@@ -10,3 +12,26 @@ export function isGatewayId(prefix: string, id: string): boolean {
   if (!shape) shapes.set(prefix, (shape = new RegExp(`^${prefix}-${UUID}$`)));
   return shape.test(id);
 }
+
+/**
+ * A UUID (version 7) whose text sorts in creation order within this process: 48 bits of wall time in ms, then a
+ * 12-bit sequence that counts up within a millisecond, then 62 random bits. Lists are ordered by (created_at, id),
+ * and the embedded database's clock has millisecond resolution: records created in the same millisecond are
+ * ordered by their ids, which must then say which came first.
+ */
+export function orderedUuid(now: number = Date.now()): string {
+  if (now > lastMs) {
+    lastMs = now;
+    sequence = 0;
+  } else if (++sequence > 0xfff) {
+    // 4,096 ids in one millisecond: borrow the next one, as RFC 9562 allows, so that order holds.
+    lastMs++;
+    sequence = 0;
+  }
+  const random = randomBytes(8);
+  const hex = lastMs.toString(16).padStart(12, '0') + (0x7000 | sequence).toString(16) + ((random[0]! & 0x3f) | 0x80).toString(16).padStart(2, '0') + random.toString('hex', 1);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+let lastMs = 0;
+let sequence = 0;

@@ -3,10 +3,9 @@
  * upstream on connect, who created it and its status, connecting -> connected -> closed. Each move is conditional
  * on the status before it, so that of two instances (the connecting one, the expiry job) one records it.
  */
-import { randomUUID } from 'node:crypto';
 import type { RealtimeSessionSettings } from '../canonical/realtime.ts';
 import type { Queryable } from './database.ts';
-import { isGatewayId } from './ids.ts';
+import { isGatewayId, orderedUuid } from './ids.ts';
 
 export type RealtimeStatus = 'connecting' | 'connected' | 'closed';
 
@@ -78,7 +77,7 @@ function toRecord(row: Row): RealtimeSessionRecord {
   };
 }
 
-export const newRealtimeSessionId = () => `rt-${randomUUID()}`;
+export const newRealtimeSessionId = () => `rt-${orderedUuid()}`;
 
 export async function insertRealtimeSession(db: Queryable, id: string, s: NewRealtimeSession): Promise<RealtimeSessionRecord> {
   const rows = await db.query<Row>(

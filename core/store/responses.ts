@@ -4,10 +4,9 @@
  * previous_response_id links whatever the provider still remembers. Everything is read by tenant. The end of a
  * response is recorded only while it is in progress, so a cancel that got there first stays.
  */
-import { randomUUID } from 'node:crypto';
 import { GatewayError, validationError } from '../errors.ts';
 import type { Queryable } from './database.ts';
-import { isGatewayId } from './ids.ts';
+import { isGatewayId, orderedUuid } from './ids.ts';
 import { listPage, type Page, type PageRequest } from './pagination.ts';
 
 export type ResponseState = 'in_progress' | 'completed' | 'failed' | 'cancelled' | 'incomplete';
@@ -76,7 +75,7 @@ function toRecord(row: ResponseRow): ResponseRecord {
   };
 }
 
-export const newResponseId = () => `resp-${randomUUID()}`;
+export const newResponseId = () => `resp-${orderedUuid()}`;
 export const responseNotFound = (id: string) => new GatewayError('NOT_FOUND', `No response ${id}`, { id });
 
 /** Recorded in progress before the provider is called, so a cancel or a crash finds it. */

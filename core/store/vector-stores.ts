@@ -5,10 +5,9 @@
  * lock on the store's row, so that of two files finishing at once the later one always sees the other.
  * Chunks and search: vector-chunks.ts.
  */
-import { randomUUID } from 'node:crypto';
 import { GatewayError, validationError } from '../errors.ts';
 import type { Queryable } from './database.ts';
-import { isGatewayId } from './ids.ts';
+import { isGatewayId, orderedUuid } from './ids.ts';
 import { listPage, type Page, type PageRequest } from './pagination.ts';
 import type { TransactionalDb } from './vectors.ts';
 
@@ -95,7 +94,7 @@ function toFileRecord(row: FileRow): StoreFileRecord {
   };
 }
 
-export const newVectorStoreId = () => `vs-${randomUUID()}`;
+export const newVectorStoreId = () => `vs-${orderedUuid()}`;
 export const vectorStoreNotFound = (id: string) => new GatewayError('NOT_FOUND', `No vector store ${id}`, { id });
 
 /** Recorded in progress, with no files yet: addStoreFiles attaches them and settles the status. */

@@ -4,10 +4,9 @@
  * every tenant. The change to a terminal status is conditional on the job still running, so that of two
  * instances that both saw it end, one records it.
  */
-import { randomUUID } from 'node:crypto';
 import type { VideoJob, VideoStatus } from '../canonical/video.ts';
 import type { Queryable } from './database.ts';
-import { isGatewayId } from './ids.ts';
+import { isGatewayId, orderedUuid } from './ids.ts';
 
 /** Who started the job, as core/pipeline/recorded-caller.ts records a caller. */
 export interface VideoJobCaller {
@@ -71,7 +70,7 @@ function toRecord(row: VideoJobRow): VideoJobRecord {
   };
 }
 
-export const newVideoJobId = () => `video-${randomUUID()}`;
+export const newVideoJobId = () => `video-${orderedUuid()}`;
 export const isEnded = (status: VideoStatus) => status === 'completed' || status === 'failed';
 
 export async function insertVideoJob(db: Queryable, id: string, job: NewVideoJob): Promise<VideoJobRecord> {

@@ -5,7 +5,7 @@
  * budgets apply never depends on the KV alone: when it fails the database answers, so that a caller without any
  * budget is served through a KV outage whatever the budget plugin's onStoreError.
  */
-import { randomUUID } from 'node:crypto';
+import { orderedUuid } from '../../core/store/ids.ts';
 import { listPage, type Page, type PageRequest } from '../../core/store/pagination.ts';
 import { GatewayError, validationError } from '../../core/errors.ts';
 import { recordAdminWrite, type AdminScope } from '../../core/identity/admin-audit.ts';
@@ -144,7 +144,7 @@ export class BudgetService {
   async create(input: unknown, scope: AdminScope): Promise<BudgetRecord> {
     const fields = validateCreate(input);
     const micros = limitMicros(fields.limitUsd);
-    const id = `budget_${randomUUID()}`;
+    const id = `budget_${orderedUuid()}`;
     const row = await this.db.transaction(async (tx) => {
       const { tenantId, scopeId } = await this.owner(tx, fields, scope);
       const [inserted] = await tx.query<BudgetRow>(

@@ -28,7 +28,7 @@ function suite(name: string, open: () => Promise<{ db: Database; dispose(): Prom
 
     before(async () => {
       ({ db, dispose } = await open());
-      await db.query("INSERT INTO tenants (id, name) VALUES ('t1', 'One'), ('t2', 'Two') ON CONFLICT DO NOTHING");
+      await db.query("INSERT INTO tenants (id, name) VALUES ('t1', 'One'), ('t2', 'Two'), ('t3', 'Three') ON CONFLICT DO NOTHING");
     });
     after(async () => dispose());
 
@@ -72,6 +72,14 @@ function suite(name: string, open: () => Promise<{ db: Database; dispose(): Prom
       assert.deepEqual([first.data.length, first.has_more], [2, true]);
       const rest = await listResponses(db, 't2', pageRequest({ limit: '2', cursor: first.next_cursor! }), (r) => r.input);
       assert.deepEqual(rest.data, [[{ role: 'user', content: 'l2' }]]);
+    });
+
+    test('responses made within one millisecond of the clock list in the order they were made', async () => {
+      // PGlite's clock counts milliseconds: rows made in a burst share created_at and are ordered by their ids.
+      const texts = Array.from({ length: 30 }, (_, i) => `b${i}`);
+      for (const text of texts) await insertResponse(db, newResponseId(), turn('t3', null, text));
+      const listed = await listResponses(db, 't3', pageRequest({ limit: '100' }), (r) => (r.input as Array<{ content: string }>)[0]!.content);
+      assert.deepEqual(listed.data, texts);
     });
   });
 }
