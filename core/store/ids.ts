@@ -17,7 +17,8 @@ export function isGatewayId(prefix: string, id: string): boolean {
  * A UUID (version 7) whose text sorts in creation order within this process: 48 bits of wall time in ms, then a
  * 12-bit sequence that counts up within a millisecond, then 62 random bits. Lists are ordered by (created_at, id),
  * and the embedded database's clock has millisecond resolution: records created in the same millisecond are
- * ordered by their ids, which must then say which came first.
+ * ordered by their ids, which must then say which came first. The high-volume records (usage, audit) take them too:
+ * their unique index then grows at its end instead of at random pages, which costs the database less per row.
  */
 export function orderedUuid(now: number = Date.now()): string {
   if (now > lastMs) {

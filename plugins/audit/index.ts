@@ -7,7 +7,7 @@
  * `aigw audit verify` (command.ts) names the first edited, deleted, inserted or reordered record. Requires
  * nothing: listed before auth it records refused requests too.
  */
-import { randomUUID } from 'node:crypto';
+import { orderedUuid } from '../../core/store/ids.ts';
 import { fileURLToPath } from 'node:url';
 import type { ModelConfig } from '../../core/config/types.ts';
 import { definePlugin } from '../../core/pipeline/plugin.ts';
@@ -33,7 +33,7 @@ export interface AuditShared {
 }
 
 function adminRecord(event: AdminWriteEvent): PendingRecord {
-  const id = randomUUID();
+  const id = orderedUuid();
   const content = {
     v: 1, type: 'admin', id, time: new Date(event.time).toISOString(), requestId: event.requestId,
     actor: event.actor, tenantId: event.tenantId, method: event.method, path: event.path, route: event.route,

@@ -4,7 +4,7 @@
  * record is finished when the response closes (its HTTP status is known then); a stream waits for its ending.
  * Never a credential: no header is recorded, the caller appears by ids only, and bodies are opt-in and redacted.
  */
-import { randomUUID } from 'node:crypto';
+import { orderedUuid } from '../../core/store/ids.ts';
 import type { ChatCompletionChunk, Usage } from '../../core/canonical/chat.ts';
 import { costUsd } from '../../core/canonical/pricing.ts';
 import { meteredResult, pricedUsage, tokenCount, type Metered } from '../../core/canonical/units.ts';
@@ -96,7 +96,7 @@ export class RequestAudit {
     const content: Record<string, Json | undefined> = {
       v: 1,
       type: 'request',
-      id: randomUUID(),
+      id: orderedUuid(),
       time: new Date(this.arrivedAt).toISOString(),
       requestId: gw.requestId,
       tenantId: text(caller?.tenantId),

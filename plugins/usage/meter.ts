@@ -6,7 +6,7 @@
  * tokens, search units for rerank, audio seconds for transcription, characters for speech, images
  * for image generation (core/canonical/units.ts); a video job's seconds are metered work recorded when it completes.
  */
-import { randomUUID } from 'node:crypto';
+import { orderedUuid } from '../../core/store/ids.ts';
 import type { CanonicalResult, ChatCompletionChunk, Usage } from '../../core/canonical/chat.ts';
 import { estimateUsage } from '../../core/canonical/estimate.ts';
 import type { ModelConfig } from '../../core/config/types.ts';
@@ -181,7 +181,7 @@ export class RequestMeter {
     else if (ending.answered && !gw.stream) ttfbMs = latencyMs;
 
     this.deps.record({
-      id: randomUUID(),
+      id: orderedUuid(),
       requestId: gw.requestId,
       createdAt: this.arrivedAt,
       tenantId: safeText(caller?.tenantId) ?? 'default',
