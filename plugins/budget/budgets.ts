@@ -108,6 +108,8 @@ export class BudgetService {
     if (caller.kind === 'api_key') scopes.push(['key', caller.id]);
     const keys = scopes.map(([scope, id]) => listKey(caller.tenantId, scope, id));
     const cached = await this.cache.mget(keys);
+    // Every list cached, the common case: no promise per scope.
+    if (cached && cached.every((hit) => hit != null)) return keys.flatMap((key, i) => this.lists.get(key, cached[i]!));
     const lists = await Promise.all(scopes.map(([scope, id], i) => {
       const hit = cached?.[i];
       // Not cached: read and cache it. The KV failed: read it, and leave the KV alone until it answers.

@@ -9,7 +9,7 @@ import type { GatewayConfig, ModelConfig } from '../../core/config/types.ts';
 import { allowsModel, overriddenModel, type EffectivePolicy } from '../../core/identity/policy.ts';
 import { costUsd, isPriced, toMicroUsd, type PricedUsage, type Pricing } from '../../core/canonical/pricing.ts';
 import { speechCharacters } from '../../core/canonical/audio.ts';
-import { estimateAudioSeconds, estimateInputTokens, estimateSearchUnits, meteredResult, pricedUsage } from '../../core/canonical/units.ts';
+import { estimateAudioSeconds, estimateInputTokens, estimateSearchUnits, meteredAsAnswered, meteredResult, pricedUsage } from '../../core/canonical/units.ts';
 
 export type ModelPrice =
   /** Not a model this caller can use: routing refuses it, nothing to reserve. */
@@ -17,9 +17,23 @@ export type ModelPrice =
   | { kind: 'unpriced'; modelId: string }
   | { kind: 'priced'; modelId: string; pricing: Pricing; model: ModelConfig };
 
+/** The enabled models of each config by id, made once: every budgeted request looks its model up. */
+const enabledModels = new WeakMap<GatewayConfig, ReadonlyMap<string, ModelConfig>>();
+
+function enabledModel(config: GatewayConfig, id: string): ModelConfig | undefined {
+  let byId = enabledModels.get(config);
+  if (!byId) {
+    // The first of an id wins, as find() did.
+    const map = new Map<string, ModelConfig>();
+    for (const model of config.models) if (model.enabled && !map.has(model.id)) map.set(model.id, model);
+    enabledModels.set(config, (byId = map));
+  }
+  return byId.get(id);
+}
+
 export function modelPrice(config: GatewayConfig, policy: EffectivePolicy, requested: string): ModelPrice {
   const modelId = overriddenModel(policy, requested);
-  const model = config.models.find((m) => m.id === modelId && m.enabled);
+  const model = enabledModel(config, modelId);
   if (!model || !allowsModel(policy, modelId)) return { kind: 'unroutable' };
   const pricing = model.pricing;
   if (!isPriced(pricing)) return { kind: 'unpriced', modelId };
@@ -84,7 +98,8 @@ export const VIDEO_ESTIMATE_SECONDS = 10;
 export async function answerMicros(pricing: Pricing, request: CanonicalRequest, result: CanonicalResult | undefined, estimate: number): Promise<number> {
   if (!result) return estimate;
   if (result.object === 'video.generation') return 0;
-  const metered = await meteredResult(request, result, false);
+  // What the answer says it used, without a promise; only an embeddings answer without usage is counted.
+  const metered = meteredAsAnswered(request, result, false) ?? await meteredResult(request, result, false);
   const { usage, searchUnits, audioSeconds, characters, images } = metered;
   if (!usage && searchUnits === 0 && audioSeconds === 0 && characters === 0 && images === 0) return estimate;
   return costMicros(pricing, pricedUsage(metered));

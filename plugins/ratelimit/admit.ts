@@ -34,11 +34,11 @@ export async function admitAll(kv: PluginKv, guard: StoreGuard, planned: readonl
   // request with nothing consumed. Endpoints without a canonical body are counted by their request limits only.
   const windows: CostedWindow[] = [];
   for (const window of planned) {
-    if (window.name !== 'tokensPerDay') windows.push({ ...window, cost: 1 });
+    if (window.name !== 'tokensPerDay') windows.push(costed(window, 1));
     else if (tokens.applies) {
       const wanted = await tokens.want();
       tokens.refuseIfNeverFits(window, wanted);
-      windows.push({ ...window, cost: TokenReservation.cost(wanted, tokens.prompt, window.limit) });
+      windows.push(costed(window, TokenReservation.cost(wanted, tokens.prompt, window.limit)));
     }
   }
   if (windows.length === 0) return { admitted: [], storeFailed: false };
@@ -60,8 +60,14 @@ export async function admitAll(kv: PluginKv, guard: StoreGuard, planned: readonl
   return { admitted: admittedWindows(windows, result), storeFailed: false };
 }
 
+// Written out rather than spread: objects of one shape, made on every request.
+const costed = (w: PlannedWindow, cost: number): CostedWindow => ({ level: w.level, name: w.name, key: w.key, limit: w.limit, windowMs: w.windowMs, cost });
+
 function admittedWindows(windows: readonly CostedWindow[], result: Extract<WindowsAdmission, { admitted: true }>): AdmittedWindow[] {
-  return windows.map((window, i) => ({ ...window, ...result.windows[i]! }));
+  return windows.map((w, i) => {
+    const { used, resetMs, bucket } = result.windows[i]!;
+    return { level: w.level, name: w.name, key: w.key, limit: w.limit, windowMs: w.windowMs, cost: w.cost, used, resetMs, bucket };
+  });
 }
 
 /** Sets what each of `windows` charged this request to `used` (0 gives it back): one KV call, never thrown. */

@@ -16,7 +16,7 @@ import type { PluginLogger as Logger } from '../../core/pipeline/services.ts';
 import type { GatewayState, StreamOutcome } from '../../core/pipeline/context.ts';
 import { costUsd } from '../../core/canonical/pricing.ts';
 import { safeText, type UsageRecord, type UsageStatus } from './record.ts';
-import { meteredModality, meteredResult, tokenCount } from '../../core/canonical/units.ts';
+import { meteredAsAnswered, meteredModality, meteredResult, tokenCount } from '../../core/canonical/units.ts';
 
 /** Completion text kept for an estimate; past it, characters are counted at about four per token. */
 const MAX_TEXT_CHARS = 1 << 20;
@@ -87,6 +87,12 @@ export class RequestMeter {
     // Claimed now, written once measured (an embeddings answer without usage is estimated first).
     this.done = true;
     const ending: Ending = { status: 'completed', usage: null, estimated: false, answered: true };
+    // What the answer says it used is written at once; only an embeddings answer without usage is counted first.
+    const reported = meteredAsAnswered(this.gw.canonical, result, this.gw.usageEstimated === true);
+    if (reported) {
+      this.write(Object.assign(ending, reported));
+      return;
+    }
     meteredResult(this.gw.canonical, result, this.gw.usageEstimated === true)
       .then((metered) => Object.assign(ending, metered))
       .catch((err) => this.deps.logger.warn({ err, requestId: this.gw.requestId }, 'usage: could not measure an answer'))
