@@ -2,7 +2,7 @@
  * Gateway ids are `<prefix>-<uuid>` (file-, batch-, resp-, ...). Anything else names nothing and is answered as
  * unknown without a query: a caller's id with a NUL in it would otherwise reach Postgres, which refuses it (a 500).
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const shapes = new Map<string, RegExp>();
@@ -29,10 +29,25 @@ export function orderedUuid(now: number = Date.now()): string {
     lastMs++;
     sequence = 0;
   }
-  const random = randomBytes(8);
-  const hex = lastMs.toString(16).padStart(12, '0') + (0x7000 | sequence).toString(16) + ((random[0]! & 0x3f) | 0x80).toString(16).padStart(2, '0') + random.toString('hex', 1);
+  const at = takeRandom();
+  const hex = lastMs.toString(16).padStart(12, '0') + (0x7000 | sequence).toString(16)
+    + ((pool[at]! & 0x3f) | 0x80).toString(16) + pool.toString('hex', at + 1, at + 8);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 let lastMs = 0;
 let sequence = 0;
+
+/** Random bytes drawn 8 at a time from one buffer filled 512 ids at a time, as randomUUID() pools its own. */
+const pool = Buffer.alloc(8 * 512);
+let poolAt = pool.length;
+
+function takeRandom(): number {
+  if (poolAt === pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const at = poolAt;
+  poolAt += 8;
+  return at;
+}
