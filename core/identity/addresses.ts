@@ -44,10 +44,31 @@ function unmap(address: Address): Address {
   return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address;
 }
 
-/** A single address, or null when malformed. IPv4-mapped IPv6 comes back as its IPv4 host. */
+/**
+ * Texts parsed lately, and what they gave: every request parses its peer's address (and ip-allow matches it), and
+ * most come from few addresses. Cleared whole when full, so forged X-Forwarded-For hops cannot grow it.
+ */
+const PARSED_KEPT = 4096;
+const parsed = new Map<string, { address: Address | null; canonical: string }>();
+
+function parsedText(text: string): { address: Address | null; canonical: string } {
+  let known = parsed.get(text);
+  if (!known) {
+    const raw = parseRaw(text);
+    const address = raw && unmap(raw);
+    known = { address, canonical: address?.toString() ?? text };
+    if (parsed.size >= PARSED_KEPT) parsed.clear();
+    parsed.set(text, known);
+  }
+  return known;
+}
+
+/**
+ * A single address, or null when malformed. IPv4-mapped IPv6 comes back as its IPv4 host. The object may be shared
+ * with other callers of the same text: read it, never change it.
+ */
 export function parseAddress(text: string): Address | null {
-  const raw = parseRaw(text);
-  return raw && unmap(raw);
+  return parsedText(text).address;
 }
 
 /** A single address (a full-length range) or a CIDR range; null when malformed. */
@@ -91,7 +112,7 @@ export function compileAddressList(entries: readonly string[]): (address: string
 
 /** The address in its canonical text (IPv4-mapped IPv6 as IPv4), or as written when malformed. */
 export function normalizedAddress(text: string): string {
-  return parseAddress(text)?.toString() ?? text;
+  return parsedText(text).canonical;
 }
 
 const normalized = normalizedAddress;
