@@ -10,6 +10,7 @@ import type { Database, Queryable } from '../store/database.ts';
 import type { Logger } from '../logger.ts';
 import type { KV } from '../store/kv.ts';
 import { IdentityCache } from './cache.ts';
+import { ParsedTexts } from '../store/parsed-texts.ts';
 import { compileRequestSchema } from '../validation.ts';
 import { recordAdminWrite, type AdminScope } from './admin-audit.ts';
 import { effectivePolicy, policySchema, type EffectivePolicy, type Policy } from './policy.ts';
@@ -91,6 +92,10 @@ const tenantKey = (id: string) => `directory:tenant:${id}`;
 
 export class Directory {
   private readonly cache: IdentityCache;
+  /** Cached units parsed once per text: a key in an organization reads its units on every request. */
+  private readonly units = new ParsedTexts<CachedUnit | null>();
+  /** The policy of each parsed organization (alone, or with one of its departments), made once: it holds Sets. */
+  private readonly policies = new WeakMap<CachedUnit, { alone?: EffectivePolicy; withDepartment: WeakMap<CachedUnit, EffectivePolicy> }>();
 
   constructor(private readonly db: Database, kv: KV, private readonly cacheTtlMs: number, logger?: Logger) {
     this.cache = new IdentityCache(kv, logger);
@@ -210,15 +215,21 @@ export class Directory {
     if (!member.organizationId) return member.departmentId ? null : effectivePolicy([]);
     const org = await this.unit('org', member.organizationId);
     if (!org || org.tenantId !== member.tenantId) return null;
-    if (!member.departmentId) return effectivePolicy([org.policy]);
+    let known = this.policies.get(org);
+    if (!known) this.policies.set(org, (known = { withDepartment: new WeakMap() }));
+    if (!member.departmentId) return (known.alone ??= effectivePolicy([org.policy]));
     const dept = await this.unit('dept', member.departmentId);
     if (!dept || dept.organizationId !== member.organizationId) return null;
-    return effectivePolicy([org.policy, dept.policy]);
+    let policy = known.withDepartment.get(dept);
+    if (!policy) known.withDepartment.set(dept, (policy = effectivePolicy([org.policy, dept.policy])));
+    return policy;
   }
 
+  /** A unit from the cache (shared and frozen when parsed from it), else from the database. */
   private async unit(kind: 'org' | 'dept', id: string): Promise<CachedUnit | null> {
-    const cached = await this.cache.get(unitKey(kind, id));
-    if (typeof cached === 'string') return JSON.parse(cached) as CachedUnit | null;
+    const key = unitKey(kind, id);
+    const cached = await this.cache.get(key);
+    if (typeof cached === 'string') return this.units.get(key, cached);
     const [row] = await this.db.query<UnitRow>(`SELECT * FROM ${kind === 'org' ? 'organizations' : 'departments'} WHERE id = $1`, [id]);
     const unit: CachedUnit | null = row ? { tenantId: row.tenant_id, organizationId: row.organization_id ?? null, policy: row.policy } : null;
     await this.cache.set(unitKey(kind, id), JSON.stringify(unit), this.cacheTtlMs);
