@@ -61,8 +61,10 @@ export function isPriced(pricing: Pricing | undefined): pricing is Pricing {
 /** USD, or null when the model has no pricing. */
 export function costUsd(pricing: Pricing | undefined, usage: PricedUsage): number | null {
   if (!isPriced(pricing)) return null;
-  // Twelve decimals drop the binary noise of the multiplication (9 x 0.15 = 1.3499999999999999).
-  return Number((micros(pricing, usage) / 1e6).toFixed(12));
+  // Twelve decimals drop the binary noise of the multiplication (9 x 0.15 = 1.3499999999999999): whole
+  // pico-dollars, then one division, which gives the double nearest that decimal. Unlike toFixed(12), no string is
+  // made (this runs several times per request); the two agreed on 5,000,000 random token counts at common prices.
+  return Math.round(micros(pricing, usage) * 1e6) / 1e12;
 }
 
 /** Integer micro-dollars, for exact counters (budgets): one rounding per amount, sums stay exact. */
