@@ -9,7 +9,7 @@ const COALESCE_BYTES = 64 * 1024;
 
 interface Sink {
   write(text: string): unknown;
-  /** Calls back once everything given to write() is written. */
+  /** Starts writing what it holds, then calls back (sonic-boom: at once when it buffers nothing itself). */
   flush(callback: (err?: Error) => void): void;
   flushSync(): void;
 }
@@ -38,7 +38,7 @@ export class CoalescedLines implements DestinationStream {
     if (this.heldBytes >= COALESCE_BYTES) this.release();
   }
 
-  /** Writes what is held now, and calls back once all of it is written (pino's logger.flush(callback)). */
+  /** Passes what is held to the sink now, then the sink's flush (pino's logger.flush(callback)). */
   flush(callback?: (err?: Error) => void): void {
     this.release();
     if (callback) this.sink.flush(callback);
