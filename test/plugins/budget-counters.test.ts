@@ -53,6 +53,14 @@ function counterSuite(name: string, open: () => Promise<KV>): void {
       assert.deepEqual(await kv.run(countersAdd, [{ key: a, amount: -50, ceiling: null }, { key: c, amount: -50, ceiling: null }]), { status: 'applied', values: [100, 950] });
     });
 
+    test('a counter named twice: the second entry is checked with the first one added', async () => {
+      const a = await created(100);
+      const twice = (second: number) => [{ key: a, amount: 400, ceiling: 1000 }, { key: a, amount: second, ceiling: 1000 }];
+      assert.deepEqual(await kv.run(countersAdd, twice(600)), { status: 'refused', index: 1, value: 500 });
+      assert.equal(await kv.get(a), '100');
+      assert.deepEqual(await kv.run(countersAdd, twice(500)), { status: 'applied', values: [500, 1000] });
+    });
+
     test('missing counters are reported and nothing is added, nor created', async () => {
       const a = await created(10);
       const [gone, alsoGone] = [key(), key()];
