@@ -108,15 +108,15 @@ export class BudgetService {
     if (caller.kind === 'api_key') scopes.push(['key', caller.id]);
     const keys = scopes.map(([scope, id]) => listKey(caller.tenantId, scope, id));
     const cached = await this.cache.mget(keys);
-    // Every list cached, the common case: no promise per scope.
-    if (cached && cached.every((hit) => hit != null)) return keys.flatMap((key, i) => this.lists.get(key, cached[i]!));
-    const lists = await Promise.all(scopes.map(([scope, id], i) => {
+    const lists = scopes.map(([scope, id], i) => {
       const hit = cached?.[i];
       // Not cached: read and cache it. The KV failed: read it, and leave the KV alone until it answers.
       if (hit == null) return this.load(caller.tenantId, scope, id, cached ? keys[i] : undefined);
       return this.lists.get(keys[i]!, hit);
-    }));
-    return lists.flat();
+    });
+    // Every list cached, the common case: nothing to wait for, no Promise.all.
+    if (!lists.some((list) => list instanceof Promise)) return (lists as ApplicableBudget[][]).flat();
+    return (await Promise.all(lists)).flat();
   }
 
   private async load(tenantId: string, scope: BudgetScope, scopeId: string | null, cacheKey: string | undefined): Promise<ApplicableBudget[]> {

@@ -23,7 +23,7 @@ export type CountersOutcome =
 
 const INTEGER = /^-?\d+$/;
 
-/** Loops instead of arrays and a Map: this runs twice per budgeted request (reserve and settle). */
+/** Plain loops, without a Map or a closure per counter: this runs twice per budgeted request (reserve and settle). */
 function addInMemory(kv: MemoryKvAccess, counters: readonly CounterAdd[]): CountersOutcome {
   // Every counter is read and checked before any is written, as the Redis script does.
   const texts: string[] = [];
