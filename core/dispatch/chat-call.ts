@@ -11,6 +11,7 @@ import { canonicalChatStream, type ChatStreamInput } from './chat-stream.ts';
 import { exchange, markRouted, unsupported, type CallDeps } from './exchange.ts';
 import type { ChatTranslator, ProviderDefinition, ProviderTarget } from './provider.ts';
 import type { UpstreamResponse } from './upstream.ts';
+import { callSignal } from '../pipeline/abort.ts';
 
 /** The provider's chat translator, once the request asks for nothing it lacks. */
 export function chatTranslatorFor(provider: ProviderDefinition, request: ChatCompletionRequest, stream: boolean): ChatTranslator {
@@ -80,7 +81,7 @@ export async function callChat(ctx: GatewayContext, deps: CallDeps, provider: Pr
   const chat = chatTranslatorFor(provider, request.body, request.stream);
   const upstreamRequest = chat.toUpstream(request.body, target, request.stream);
   const followUp = chat.followUp?.bind(chat);
-  const answer = await exchange(deps, provider, target, upstreamRequest, { stream: request.stream, ...(followUp ? { followUp } : {}) }, gw.signal);
+  const answer = await exchange(deps, provider, target, upstreamRequest, { stream: request.stream, ...(followUp ? { followUp } : {}) }, callSignal(gw));
 
   if ('stream' in answer) {
     await startChatStream(ctx, deps, answer.stream, chat, target, request.body);

@@ -12,6 +12,7 @@ import type { GatewayContext } from '../pipeline/context.ts';
 import { callChat, checkChat, setChatResult, startChatStream } from './chat-call.ts';
 import { exchange, markRouted, type CallDeps } from './exchange.ts';
 import type { CompletionTranslator, ProviderDefinition, ProviderTarget } from './provider.ts';
+import { callSignal } from '../pipeline/abort.ts';
 
 const WHY: Record<'suffix' | 'best_of' | 'logprobs', string> = {
   suffix: 'suffix is not supported',
@@ -44,7 +45,7 @@ export async function callCompletion(ctx: GatewayContext, deps: CallDeps, provid
   const translator = completionTranslatorFor(provider, request);
   if (!translator) return callChat(ctx, deps, provider, target);
   const legacyRequest = legacyRequestOf(request, request.legacy!);
-  const answer = await exchange(deps, provider, target, translator.toUpstream(legacyRequest, target, request.stream), { stream: request.stream }, gw.signal);
+  const answer = await exchange(deps, provider, target, translator.toUpstream(legacyRequest, target, request.stream), { stream: request.stream }, callSignal(gw));
   if ('stream' in answer) await startChatStream(ctx, deps, answer.stream, translator, target, request.body);
   else await setChatResult(ctx, request.body, translator.fromUpstream(answer.body, target, legacyRequest));
   markRouted(ctx, target, request.model);

@@ -30,6 +30,7 @@ import type { ProviderRegistry } from './provider-registry.ts';
 import type { RoutingTable } from './routing.ts';
 import type { Queryable } from '../store/database.ts';
 import { isPoolFull, isRetryable, shouldFallBack } from './upstream-errors.ts';
+import { callSignal } from '../pipeline/abort.ts';
 
 /**
  * A built-in tool the gateway itself handles for every provider (file_search, with the vector stores): it
@@ -153,6 +154,7 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
     // Upstream time, for the overhead metric: from the first call until the answer is in hand (a stream's end is
     // noted by chat-stream.ts), backoffs and fallbacks included.
     const observed = gw.observed;
+    const signal = callSignal(gw);
     observed.upstreamStart = performance.now();
     try {
       for (const target of serving) {
@@ -161,18 +163,18 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
         for (let attempt = 0; attempt <= deps.retry.retries; attempt++) {
           // An abort ends the backoff early; the check below answers it.
           if (attempt > 0) await sleep(backoff(attempt - 1), gw.signal).catch(() => undefined);
-          if (gw.signal.aborted) throw lastError ?? gw.signal.reason;
+          if (signal.aborted) throw lastError ?? signal.reason;
           try {
             const trace = (ctx.state as TracedState).trace;
             if (trace) await trace.upstreamAttempt(gw, request, target, () => modality.call(ctx, deps, provider, target));
             else await modality.call(ctx, deps, provider, target);
             return;
           } catch (err) {
-            if (isTargetRefusal(err) && !gw.signal.aborted) {
+            if (isTargetRefusal(err) && !signal.aborted) {
               refusal ??= err;
               break;
             }
-            if (gw.signal.aborted || !shouldFallBack(err)) throw err;
+            if (signal.aborted || !shouldFallBack(err)) throw err;
             lastError = err;
             if (isPoolFull(err)) fullOrigins.add(originOf(target.baseUrl));
             if (!isRetryable(err)) break; // an open breaker or a refused credential: only another target can help

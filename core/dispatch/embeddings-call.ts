@@ -10,6 +10,7 @@ import { estimateEmbeddingsTokens } from '../canonical/estimate.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
 import { badAnswer, exchangeJson, markRouted, unsupported, type CallDeps } from './exchange.ts';
 import type { EmbeddingsTranslator, ProviderDefinition, ProviderTarget } from './provider.ts';
+import { callSignal } from '../pipeline/abort.ts';
 
 /** The provider's embeddings translator, once the target can serve the request. */
 export function embeddingsTranslatorFor(provider: ProviderDefinition, target: ProviderTarget, request: EmbeddingsRequest): EmbeddingsTranslator {
@@ -66,7 +67,7 @@ export async function callEmbeddings(ctx: GatewayContext, deps: CallDeps, provid
   const gw = ctx.state.gw;
   const request = gw.canonical as CanonicalEmbeddingsRequest;
   const translator = embeddingsTranslatorFor(provider, target, request.body);
-  const body = await exchangeJson(deps, provider, target, translator.toUpstream(request.body, target), gw.signal);
+  const body = await exchangeJson(deps, provider, target, translator.toUpstream(request.body, target), callSignal(gw));
   const result = finishEmbeddings(target, request.body, translator.fromUpstream(body, target, request.body));
   markRouted(ctx, target, request.model);
   if (!result.usage) {

@@ -9,7 +9,8 @@ import type { Readable } from 'node:stream';
 import type { GatewayContext } from '../pipeline/context.ts';
 import type { Breakers } from './breakers.ts';
 import type { FollowUp, ProviderDefinition, ProviderIO, ProviderTarget, UpstreamRequest } from './provider.ts';
-import { readBody, readErrorBody, type UpstreamClient, type UpstreamResponse } from './upstream.ts';
+import { readErrorBody, type UpstreamClient, type UpstreamResponse, type WholeResponse } from './upstream.ts';
+import { abortSignalOf, type CallSignal } from '../pipeline/abort.ts';
 import { isAbort, transportError } from './upstream-errors.ts';
 
 /** A provider that needs more follow-ups than this (a prediction polled for too long) has failed. */
@@ -45,21 +46,25 @@ export const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((res
 });
 
 /**
- * A whole JSON answer, at most upstream.maxBodyBytes of it. A 202 Accepted with no body at all (xAI's answer to
- * a poll of a video still pending) reads as null: the translator says what that means.
+ * A whole JSON answer. A 202 Accepted with no body at all (xAI's answer to a poll of a video still pending) reads
+ * as null: the translator says what that means.
  */
-async function readJson(response: UpstreamResponse, slug: string, maxBytes: number): Promise<unknown> {
-  let bytes: Buffer;
+function parseJson(response: WholeResponse, slug: string): unknown {
+  if (response.statusCode === 202 && response.body.length === 0) return null;
   try {
-    bytes = await readBody(response, maxBytes);
-  } catch (err) {
-    throw isAbort(err) ? err : transportError(slug, err, 'request');
-  }
-  if (response.statusCode === 202 && bytes.length === 0) return null;
-  try {
-    return JSON.parse(bytes.toString('utf8'));
+    return JSON.parse(response.body.toString('utf8'));
   } catch {
     throw new GatewayError('UPSTREAM_ERROR', `${slug} returned a body that is not JSON`, { provider: slug });
+  }
+}
+
+/** An error answer's first bytes, as JSON when they are JSON. */
+function errorBody(bytes: Buffer): unknown {
+  const text = bytes.toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }
 
@@ -71,19 +76,25 @@ export interface ExchangeOptions {
   body?: () => Readable;
 }
 
-/** Sends, authorizes and follows up, inside the breaker; returns the final response (body unread) or JSON. */
+/**
+ * Sends, authorizes and follows up, inside the breaker; returns the final response (body unread) or JSON. A
+ * JSON answer is read whole as it arrives, at most upstream.maxBodyBytes of it.
+ */
 export async function exchange(
-  deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, first: UpstreamRequest, options: ExchangeOptions, signal: AbortSignal,
+  deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, first: UpstreamRequest, options: ExchangeOptions, signal: CallSignal,
 ): Promise<{ stream: UpstreamResponse } | { body: unknown }> {
   const { stream, followUp } = options;
+  const authorize = async (request: UpstreamRequest) => (provider.authorize ? provider.authorize(request, target, deps.io, abortSignalOf(signal)) : request);
+  const failed = (err: unknown, body: Readable | undefined): never => {
+    body?.destroy();
+    throw isAbort(err) ? err : transportError(target.slug, err, 'request');
+  };
   const send = async (request: UpstreamRequest, body?: Readable): Promise<UpstreamResponse> => {
     let response: UpstreamResponse;
     try {
-      const authorized = provider.authorize ? await provider.authorize(request, target, deps.io, signal) : request;
-      response = await deps.upstream.send(target.baseUrl, authorized, signal, body);
+      response = await deps.upstream.send(target.baseUrl, await authorize(request), signal, body);
     } catch (err) {
-      body?.destroy();
-      throw isAbort(err) ? err : transportError(target.slug, err, 'request');
+      return failed(err, body);
     }
     if (response.statusCode >= 400) {
       body?.destroy();
@@ -91,27 +102,39 @@ export async function exchange(
     }
     return response;
   };
+  const sendForJson = async (request: UpstreamRequest, body?: Readable): Promise<unknown> => {
+    let response: WholeResponse;
+    try {
+      response = await deps.upstream.sendWhole(target.baseUrl, await authorize(request), signal, deps.upstream.maxBodyBytes, body);
+    } catch (err) {
+      return failed(err, body);
+    }
+    if (response.statusCode >= 400) {
+      body?.destroy();
+      throw provider.mapError(response.statusCode, errorBody(response.body), target, response.headers);
+    }
+    return parseJson(response, target.slug);
+  };
   return deps.breakers.run(target.slug, target.baseUrl, async () => {
-    let response = await send(first, options.body?.());
-    const maxBytes = deps.upstream.maxBodyBytes;
-    if (!followUp) return stream ? { stream: response } : { body: await readJson(response, target.slug, maxBytes) };
+    if (stream && !followUp) return { stream: await send(first, options.body?.()) };
+    let body = await sendForJson(first, options.body?.());
+    if (!followUp) return { body };
     for (let step = 0; step < MAX_FOLLOW_UPS; step++) {
-      const body = await readJson(response, target.slug, maxBytes);
       const next = followUp(body, target, stream, step);
       if (!next) {
         if (stream) throw new GatewayError('UPSTREAM_ERROR', `${target.slug} gave no stream to follow`, { provider: target.slug });
         return { body };
       }
-      if (next.delayMs) await sleep(next.delayMs, signal);
-      response = await send(next.request);
-      if (next.stream) return { stream: response };
+      if (next.delayMs) await sleep(next.delayMs, abortSignalOf(signal));
+      if (next.stream) return { stream: await send(next.request) };
+      body = await sendForJson(next.request);
     }
     throw new GatewayError('UPSTREAM_TIMEOUT', `${target.slug} did not finish within ${MAX_FOLLOW_UPS} follow-up requests`, { provider: target.slug });
   });
 }
 
 /** A non-streamed exchange: the answer's JSON. */
-export async function exchangeJson(deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, request: UpstreamRequest, signal: AbortSignal): Promise<unknown> {
+export async function exchangeJson(deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, request: UpstreamRequest, signal: CallSignal): Promise<unknown> {
   const answer = await exchange(deps, provider, target, request, { stream: false }, signal);
   if ('stream' in answer) throw new Error('a non-streamed exchange returned a stream');
   return answer.body;

@@ -14,6 +14,7 @@ import type { ProgressReport } from './image-progress.ts';
 import type { ImageTranslator, ProviderDefinition, ProviderTarget } from './provider.ts';
 import { discardBody, readBody } from './upstream.ts';
 import { isAbort, transportError } from './upstream-errors.ts';
+import { callSignal } from '../pipeline/abort.ts';
 
 const MAX_IMAGES_PER_CALL = 10;
 
@@ -91,7 +92,7 @@ export async function callImage(ctx: GatewayContext, deps: CallDeps & { imagePro
       if (report && next && progress !== undefined) report(gw, 'in_progress', (call * 100 + Math.min(Math.max(progress, 0), 100)) / sizes.length);
       return next;
     });
-    const answer = await exchange(deps, provider, target, translator.toUpstream(body, target), { stream: false, ...(followUp ? { followUp } : {}) }, gw.signal);
+    const answer = await exchange(deps, provider, target, translator.toUpstream(body, target), { stream: false, ...(followUp ? { followUp } : {}) }, callSignal(gw));
     if ('stream' in answer) throw new Error('an image exchange returned a stream');
     const translated = translator.fromUpstream(answer.body, target, body);
     if (!translated || !Array.isArray(translated.images) || translated.images.length === 0) throw badAnswer(target, 'no images');

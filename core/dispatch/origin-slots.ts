@@ -4,6 +4,7 @@
  * full pool would make callers wait a whole stream in silence; this queue refuses them in time instead.
  */
 import type { Logger } from '../logger.ts';
+import { onAbort as subscribe, type CallSignal } from '../pipeline/abort.ts';
 import { UpstreamPoolFullError } from './upstream-errors.ts';
 
 interface Waiter {
@@ -44,7 +45,7 @@ export class OriginSlots {
    * Resolves with a release function once a slot is free; rejects with UpstreamPoolFullError when none frees
    * within the queue timeout, or with the signal's reason when the caller leaves while waiting.
    */
-  acquire(origin: string, signal: AbortSignal): Promise<() => void> {
+  acquire(origin: string, signal: CallSignal): Promise<() => void> {
     if (signal.aborted) return Promise.reject(signal.reason);
     let state = this.origins.get(origin);
     if (!state) {
@@ -62,12 +63,8 @@ export class OriginSlots {
         const at = entry.waiting.indexOf(waiter, entry.head);
         if (at !== -1) entry.waiting[at] = undefined;
         clearTimeout(waiter.timer);
-        signal.removeEventListener('abort', onAbort);
+        unsubscribe();
         this.forgetIfIdle(origin, entry);
-      };
-      const onAbort = () => {
-        leave();
-        reject(signal.reason);
       };
       const waiter: Waiter = {
         timer: setTimeout(() => {
@@ -76,12 +73,15 @@ export class OriginSlots {
         }, this.queueTimeoutMs),
         grant: () => {
           clearTimeout(waiter.timer);
-          signal.removeEventListener('abort', onAbort);
+          unsubscribe();
           resolve(this.releaser(origin, entry));
         },
       };
       entry.waiting.push(waiter);
-      signal.addEventListener('abort', onAbort, { once: true });
+      const unsubscribe = subscribe(signal, (reason) => {
+        leave();
+        reject(reason);
+      });
     });
   }
 

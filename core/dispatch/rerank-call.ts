@@ -9,6 +9,7 @@ import { estimateRerankTokens } from '../canonical/estimate.ts';
 import type { GatewayContext } from '../pipeline/context.ts';
 import { badAnswer, exchangeJson, markRouted, unsupported, type CallDeps } from './exchange.ts';
 import type { ProviderDefinition, ProviderTarget, RerankTranslator } from './provider.ts';
+import { callSignal } from '../pipeline/abort.ts';
 
 export function rerankTranslatorFor(provider: ProviderDefinition): RerankTranslator {
   if (!provider.capabilities.rerank || !provider.rerank) throw unsupported(provider.slug, 'rerank', { capability: 'rerank' });
@@ -48,7 +49,7 @@ export async function callRerank(ctx: GatewayContext, deps: CallDeps, provider: 
   const gw = ctx.state.gw;
   const request = gw.canonical as CanonicalRerankRequest;
   const translator = rerankTranslatorFor(provider);
-  const body = await exchangeJson(deps, provider, target, translator.toUpstream(request.body, target), gw.signal);
+  const body = await exchangeJson(deps, provider, target, translator.toUpstream(request.body, target), callSignal(gw));
   const result = finishRerank(target, request.body, translator.fromUpstream(body, target, request.body), gw.requestId);
   markRouted(ctx, target, request.model);
   if (!result.usage) {

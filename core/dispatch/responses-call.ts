@@ -15,6 +15,7 @@ import { setChatResult, startChatStream } from './chat-call.ts';
 import { exchange, markRouted, type CallDeps } from './exchange.ts';
 import type { ProviderDefinition, ProviderTarget } from './provider.ts';
 import type { ResponsesTranslator } from './provider-responses.ts';
+import { callSignal } from '../pipeline/abort.ts';
 
 /**
  * The native translator serving this request on this target, or null for the chat path: the request has no
@@ -33,7 +34,7 @@ export async function callResponses(ctx: GatewayContext, deps: CallDeps, provide
   const gw = ctx.state.gw;
   const request = chatRequestOf(gw.canonical!);
   const native = request.native!;
-  const send = (body: Record<string, unknown>) => exchange(deps, provider, target, translator.toUpstream(body, target, request.stream), { stream: request.stream }, gw.signal);
+  const send = (body: Record<string, unknown>) => exchange(deps, provider, target, translator.toUpstream(body, target, request.stream), { stream: request.stream }, callSignal(gw));
   let answer: Awaited<ReturnType<typeof send>>;
   try {
     answer = await send(native.body);

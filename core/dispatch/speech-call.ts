@@ -11,6 +11,7 @@ import { badAnswer, exchange, markRouted, unsupported, type CallDeps } from './e
 import type { ProviderDefinition, ProviderTarget, SpeechTranslator } from './provider.ts';
 import type { UpstreamResponse } from './upstream.ts';
 import { isAbort, transportError } from './upstream-errors.ts';
+import { callSignal } from '../pipeline/abort.ts';
 
 export function speechTranslatorFor(provider: ProviderDefinition): SpeechTranslator {
   if (!provider.capabilities.speech || !provider.speech) throw unsupported(provider.slug, 'text to speech', { capability: 'speech' });
@@ -60,7 +61,7 @@ export async function callSpeech(ctx: GatewayContext, deps: CallDeps, provider: 
   const request = gw.canonical as CanonicalSpeechRequest;
   const translator = speechTranslatorFor(provider);
   const followUp = translator.followUp && ((answer: unknown, t: ProviderTarget, _stream: boolean, step: number) => translator.followUp!(answer, t, step, request.body));
-  const answer = await exchange(deps, provider, target, translator.toUpstream(request.body, target), { stream: true, ...(followUp ? { followUp } : {}) }, gw.signal);
+  const answer = await exchange(deps, provider, target, translator.toUpstream(request.body, target), { stream: true, ...(followUp ? { followUp } : {}) }, callSignal(gw));
   if (!('stream' in answer)) throw new Error('a speech exchange returned no stream');
   const response = answer.stream;
   const chunks = response.body[Symbol.asyncIterator]();

@@ -13,6 +13,7 @@ import type { GatewayContext } from '../pipeline/context.ts';
 import { badAnswer, exchange, markRouted, unsupported, type CallDeps } from './exchange.ts';
 import { framed, newBoundary, pulled } from './multipart.ts';
 import type { ProviderDefinition, ProviderTarget, TranscriptionTask, TranscriptionTranslator, UpstreamRequest } from './provider.ts';
+import { callSignal } from '../pipeline/abort.ts';
 
 export function transcriptionTranslatorFor(provider: ProviderDefinition, task: TranscriptionTask): TranscriptionTranslator {
   if (!provider.capabilities[task] || !provider.transcription) {
@@ -69,7 +70,7 @@ export async function callTranscription(ctx: GatewayContext, deps: CallDeps, pro
   const translator = transcriptionTranslatorFor(provider, request.modality);
   const { first, body } = planned(translator, request, target);
   const followUp = translator.followUp && ((answer: unknown, t: ProviderTarget, _stream: boolean, step: number) => translator.followUp!(answer, t, step, request.body));
-  const answer = await exchange(deps, provider, target, first, { stream: false, ...(followUp ? { followUp } : {}), ...(body ? { body } : {}) }, gw.signal);
+  const answer = await exchange(deps, provider, target, first, { stream: false, ...(followUp ? { followUp } : {}), ...(body ? { body } : {}) }, callSignal(gw));
   if ('stream' in answer) throw new Error('a transcription exchange returned a stream');
   const result = finishTranscription(target, translator.fromUpstream(answer.body, target, request.body, request.modality));
   if (!result.usage.audio_seconds) {

@@ -17,6 +17,7 @@ import { insertVideoJob, newVideoJobId, videoJobObject } from '../store/video-jo
 import { badAnswer, exchangeJson, markRouted, unsupported, type CallDeps } from './exchange.ts';
 import type { ProviderDefinition, ProviderTarget, VideoTranslator } from './provider.ts';
 import type { RoutingTable } from './routing.ts';
+import { callSignal } from '../pipeline/abort.ts';
 
 export interface VideoCallDeps extends CallDeps {
   db: Queryable;
@@ -40,7 +41,7 @@ export async function callVideo(ctx: GatewayContext, deps: VideoCallDeps, provid
   const gw = ctx.state.gw;
   const request = gw.canonical as CanonicalVideoRequest;
   const translator = videoTranslatorFor(provider);
-  const answer = await exchangeJson(deps, provider, target, translator.create(request.body, target), gw.signal);
+  const answer = await exchangeJson(deps, provider, target, translator.create(request.body, target), callSignal(gw));
   const { taskId, state } = translator.created(answer, target, request.body);
   if (typeof taskId !== 'string' || taskId === '') throw badAnswer(target, 'a video task without an id');
   if (state.status === 'failed') {

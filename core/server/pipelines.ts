@@ -16,6 +16,7 @@ import type { GatewayContext, GatewayMiddleware, GatewayState } from '../pipelin
 import type { PluginServices } from '../pipeline/plugin.ts';
 import type { PluginRegistry } from '../pipeline/registry.ts';
 import { attachStages, positioned, StageList, stagedStream } from '../pipeline/stages.ts';
+import { attachAbort, RequestAbort } from '../pipeline/abort.ts';
 
 export function pipelineForRoute(config: GatewayConfig, path: string): PipelineConfig {
   // The loader always leaves a `default` pipeline (the file's, or the implicit one).
@@ -96,9 +97,9 @@ function createState(
   ctx: GatewayContext, endpoint: EndpointDefinition, pipeline: string, readBody: (ctx: Context) => Promise<unknown>, clientIp: string, stages: StageList,
   deps: LocalEndpointDeps, plugins: number,
 ): GatewayState {
-  const controller = new AbortController();
+  const abort = new RequestAbort();
   ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) controller.abort();
+    if (!ctx.res.writableFinished) abort.abort();
   });
   let parsed: ReturnType<GatewayState['request']> | undefined;
   const gw: GatewayState = {
@@ -106,8 +107,10 @@ function createState(
     endpoint,
     pipeline,
     startedAt: performance.now(),
-    signal: controller.signal,
-    abort: (reason) => controller.abort(reason),
+    get signal() {
+      return abort.signal;
+    },
+    abort: (reason) => abort.abort(reason),
     clientIp,
     stage: (stage) => stages.add(stage),
     observed: newObservation(plugins),
@@ -122,5 +125,6 @@ function createState(
     },
   };
   attachStages(gw, stages);
+  attachAbort(gw, abort);
   return gw;
 }

@@ -105,14 +105,15 @@ export class BufferedRecorder<T> {
 
   /**
    * Takes the slot of one future record. Returns null at once when there is room (the usual case, no promise);
-   * otherwise a promise that resolves when a slot is free, in arrival order, or rejects when `signal` aborts.
+   * otherwise a promise that resolves when a slot is free, in arrival order, or rejects when `signal` aborts. A
+   * signal given as a function is asked for only when the request must wait (a request's gw.signal is made on use).
    */
-  admit(signal?: AbortSignal): Promise<void> | null {
+  admit(signal?: AbortSignal | (() => AbortSignal)): Promise<void> | null {
     if (this.waiters.length === 0 && this.used < this.options.maxPending) {
       this.reserved++;
       return null;
     }
-    return this.wait(signal);
+    return this.wait(typeof signal === 'function' ? signal() : signal);
   }
 
   /** Hands in the record of an admitted request (it uses that request's slot). Never refuses, never drops. */

@@ -102,7 +102,7 @@ export default definePlugin<AuditConfig, AuditShared>({
     return async (ctx, next) => {
       const gw = ctx.state.gw;
       // Back-pressure: when the queue is full, wait here, before anything is served, for room.
-      const wait = recorder.admit(gw.signal);
+      const wait = recorder.admit(() => gw.signal);
       if (wait) await wait;
       const audit = new RequestAudit(gw, options, services.clock.now());
       const hand = (status: number, finished: boolean, code: string | null) => {

@@ -132,7 +132,7 @@ export default definePlugin<UsagePluginConfig, UsageShared>({
       if (gw.endpoint.kind !== 'dispatch') return next();
       const arrivedAt = services.clock.now();
       // Back-pressure: when the queue is full, wait here (before anything is served) for room.
-      const wait = recorder.admit(gw.signal);
+      const wait = recorder.admit(() => gw.signal);
       if (wait) await wait;
 
       const recorded = shared.meters.open();
