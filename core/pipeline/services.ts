@@ -52,6 +52,11 @@ export interface PluginKv {
   incrBy(key: string, by: number, ttlMs?: number): Promise<number>;
   /** The plugin's own atomic operation (defineKvOperation). */
   run<Args, Result>(operation: KvOperation<Args, Result>, args: Args): Promise<Result>;
+  /**
+   * Present on the in-process KV only: the operation run now, its result returned (no promise). A plugin on the
+   * request path may use it when it is there; Redis has only run().
+   */
+  runNow?<Args, Result>(operation: KvOperation<Args, Result>, args: Args): Result;
 }
 
 export interface IdentityService {

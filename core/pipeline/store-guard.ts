@@ -10,6 +10,9 @@ import { withTimeout } from '../timeout.ts';
 
 const LOG_INTERVAL_MS = 10_000;
 
+const noop = () => {};
+const isThenable = <T>(value: T | PromiseLike<T>): value is PromiseLike<T> => typeof (value as { then?: unknown } | null)?.then === 'function';
+
 export interface StoreGuardOptions {
   /** The plugin's name, in every log line. */
   plugin: string;
@@ -37,15 +40,42 @@ export class StoreGuard {
     this.throttle = new LogThrottle(LOG_INTERVAL_MS, options.now);
   }
 
-  /** Runs `op` within the timeout; on success clears the failing state, on failure records it and rethrows. */
-  async run<T>(what: string, op: () => Promise<T>): Promise<T> {
-    const { timeoutMs, messages, logger, plugin } = this.options;
+  /**
+   * Runs `op`; on success clears the failing state, on failure records it and rethrows. A promise is bounded by
+   * the timeout; a result given at once (an in-process store's, kv.runNow) is returned as it is, without a timer
+   * or a promise: an in-process map cannot stall. A throw from `op` is a failure either way.
+   */
+  run<T>(what: string, op: () => T | Promise<T>): T | Promise<T> {
+    let result: T | Promise<T>;
     try {
-      const result = await withTimeout(op(), timeoutMs, `${messages.timeout} within ${timeoutMs} ms`);
-      if (this.failing) {
-        this.failing = false;
-        logger.info({ plugin, storeErrors: this.errors }, messages.recovered);
-      }
+      result = op();
+    } catch (err) {
+      this.record(what, err);
+      throw err;
+    }
+    if (!isThenable(result)) {
+      this.succeeded();
+      return result;
+    }
+    return this.bounded(what, Promise.resolve(result));
+  }
+
+  /** For calls whose failure changes nothing for the caller (giving back, settling): recorded, never thrown. */
+  quiet(what: string, op: () => unknown): void | Promise<void> {
+    let result: unknown;
+    try {
+      result = this.run(what, op);
+    } catch {
+      return;
+    }
+    if (isThenable(result)) return Promise.resolve(result).then(noop, noop);
+  }
+
+  private async bounded<T>(what: string, work: Promise<T>): Promise<T> {
+    const { timeoutMs, messages } = this.options;
+    try {
+      const result = await withTimeout(work, timeoutMs, `${messages.timeout} within ${timeoutMs} ms`);
+      this.succeeded();
       return result;
     } catch (err) {
       this.record(what, err);
@@ -53,9 +83,10 @@ export class StoreGuard {
     }
   }
 
-  /** For calls whose failure changes nothing for the caller (giving back, settling): recorded, never thrown. */
-  async quiet(what: string, op: () => Promise<unknown>): Promise<void> {
-    await this.run(what, op).catch(() => {});
+  private succeeded(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    this.options.logger.info({ plugin: this.options.plugin, storeErrors: this.errors }, this.options.messages.recovered);
   }
 
   private record(what: string, err: unknown): void {

@@ -18,6 +18,11 @@ export interface KV {
   incrBy(key: string, by: number, ttlMs?: number): Promise<number>;
   /** A plugin's atomic operation (kv-operation.ts): its Lua script on Redis, its memory twin otherwise. */
   run<Args, Result>(operation: KvOperation<Args, Result>, args: Args): Promise<Result>;
+  /**
+   * The in-process KV only: runs the operation now and returns its result. Callers on the request path use it
+   * when it is there, to spare a promise and a store timer per call (an in-process map cannot stall).
+   */
+  runNow?<Args, Result>(operation: KvOperation<Args, Result>, args: Args): Result;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

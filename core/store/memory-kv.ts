@@ -69,6 +69,10 @@ export class MemoryKv implements KV {
     return operation.memory(this.access, args);
   }
 
+  runNow<Args, Result>(operation: KvOperation<Args, Result>, args: Args): Result {
+    return operation.memory(this.access, args);
+  }
+
   /** What operations see: the entries, and their own state kept per KV. */
   private readonly access: MemoryKvAccess = {
     now: () => this.now(),

@@ -17,7 +17,7 @@ import { budgetAdminRoutes } from './admin-routes.ts';
 import { BudgetService } from './budgets.ts';
 import { answerMicros, costMicros, estimateMicros, modelPrice } from './cost.ts';
 import { budgetEndpoint } from './endpoint.ts';
-import type { ApplicableBudget, Reservation } from './ledger.ts';
+import type { ApplicableBudget, Reservation, ReserveOutcome } from './ledger.ts';
 import { usd } from './periods.ts';
 import { settleMeteredWork } from './settle.ts';
 
@@ -148,9 +148,11 @@ export default definePlugin<BudgetPluginConfig, BudgetService>({
 
       const estimate = await estimateMicros(price, request, config.defaultCompletionTokens);
       let reservation: Reservation;
-      const reserving = budgets.ledger.reserve(applicable, estimate, services.clock.now());
+      // On the in-process KV the reservation is made within the call; elsewhere it is a call that may time out.
+      let reserving: ReserveOutcome | Promise<ReserveOutcome> | undefined;
       try {
-        const outcome = await guard.run('reserve', () => reserving);
+        const made = guard.run('reserve', () => (reserving = budgets.ledger.reserve(applicable, estimate, services.clock.now())));
+        const outcome = made instanceof Promise ? await made : made;
         if (!outcome.ok) throw exceeded(outcome.budget, outcome.spentMicros, estimate);
         reservation = outcome.reservation;
       } catch (err) {
@@ -159,17 +161,21 @@ export default definePlugin<BudgetPluginConfig, BudgetService>({
         // Timed out: should the reservation still complete, a refused request gives it back; a request let
         // through (open) keeps it as its charge.
         if (closed) {
-          void lateOutcome(reserving).then((late) => (late?.ok ? guard.quiet('give back', () => budgets.ledger.settle(late.reservation, 0)) : undefined));
+          const call = reserving as ReserveOutcome | Promise<ReserveOutcome> | undefined;
+          if (call instanceof Promise) {
+            void lateOutcome(call).then((late) => (late?.ok ? guard.quiet('give back', () => budgets.ledger.settle(late.reservation, 0)) : undefined));
+          }
           throw storeUnavailable();
         }
         return next();
       }
 
       let settled = false;
-      const settle = async (micros: number) => {
+      // Done when it returns on the in-process KV; a promise otherwise.
+      const settle = (micros: number): void | Promise<void> => {
         if (settled) return;
         settled = true;
-        await guard.quiet('settle', () => budgets.ledger.settle(reservation, micros));
+        return guard.quiet('settle', () => budgets.ledger.settle(reservation, micros));
       };
       try {
         await next();
@@ -185,7 +191,8 @@ export default definePlugin<BudgetPluginConfig, BudgetService>({
         gw.stage({ complete: (outcome) => void settle(streamMicros(outcome, cost, estimate)) });
         return;
       }
-      await settle(await answerMicros(price.pricing, request, gw.result, estimate));
+      const settling = settle(await answerMicros(price.pricing, request, gw.result, estimate));
+      if (settling) await settling;
     };
   },
 });

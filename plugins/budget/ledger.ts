@@ -12,7 +12,7 @@
  */
 import type { PluginKv, PluginQueryable } from '../../core/pipeline/services.ts';
 import { StoreUnavailableError } from '../../core/store/deadline.ts';
-import { countersAdd, type CountersOutcome } from './counters.ts';
+import { countersAdd, type CounterAdd, type CountersOutcome } from './counters.ts';
 import { settleOnce, type SettleOnceOutcome } from './settle-once.ts';
 import { counterTtlMs, periodStart, type BudgetPeriod, type BudgetScope } from './periods.ts';
 
@@ -63,6 +63,11 @@ export function reservationOrder(a: ApplicableBudget, b: ApplicableBudget): numb
   return SCOPE_ORDER[a.scope] - SCOPE_ORDER[b.scope] || PERIOD_ORDER[a.period] - PERIOD_ORDER[b.period] || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
+/** What an applied or refused counters call means for the reservation. */
+function reserved(outcome: Exclude<CountersOutcome, { status: 'missing' }>, sorted: readonly ApplicableBudget[], reservation: Reservation): ReserveOutcome {
+  return outcome.status === 'applied' ? { ok: true, reservation } : { ok: false, budget: sorted[outcome.index]!, spentMicros: outcome.value };
+}
+
 export class BudgetLedger {
   constructor(private readonly db: PluginQueryable, private readonly kv: PluginKv) {}
 
@@ -106,11 +111,22 @@ export class BudgetLedger {
    * order is reported. A request fits when spent + micros <= limit; a request of cost 0 fits unless the budget is
    * already over its limit.
    */
-  async reserve(budgets: readonly ApplicableBudget[], micros: number, now: number): Promise<ReserveOutcome> {
-    const sorted = [...budgets].sort(reservationOrder);
+  reserve(budgets: readonly ApplicableBudget[], micros: number, now: number): ReserveOutcome | Promise<ReserveOutcome> {
+    const sorted = budgets.length > 1 ? [...budgets].sort(reservationOrder) : budgets;
     const counters = sorted.map((budget) => this.counter(budget, now));
     const adds = counters.map((counter, i) => ({ key: counter.key, amount: micros, ceiling: sorted[i]!.limitMicros }));
     const reservation: Reservation = { micros, keys: counters.map((c) => c.key) };
+    if (this.kv.runNow) {
+      // The in-process KV answers at once; only missing counters (rebuilt from the database) need a promise.
+      const outcome = this.kv.runNow(countersAdd, adds);
+      if (outcome.status !== 'missing') return reserved(outcome, sorted, reservation);
+    }
+    return this.reserveRebuilding(sorted, counters, adds, reservation);
+  }
+
+  private async reserveRebuilding(
+    sorted: readonly ApplicableBudget[], counters: readonly Counter[], adds: readonly CounterAdd[], reservation: Reservation,
+  ): Promise<ReserveOutcome> {
     for (let attempt = 1; ; attempt++) {
       const outcome = await this.kv.run(countersAdd, adds).catch((err: unknown) => {
         // Past its deadline the call may still run once the KV wakes: what it reserved then is reported as this
@@ -118,8 +134,7 @@ export class BudgetLedger {
         if (!(err instanceof StoreUnavailableError)) throw err;
         throw err.mapLate((late: CountersOutcome): ReserveOutcome | undefined => (late.status === 'applied' ? { ok: true, reservation } : undefined));
       });
-      if (outcome.status === 'applied') return { ok: true, reservation };
-      if (outcome.status === 'refused') return { ok: false, budget: sorted[outcome.index]!, spentMicros: outcome.value };
+      if (outcome.status !== 'missing') return reserved(outcome, sorted, reservation);
       // A counter that expires between its rebuild and the next call (a period ending) makes another round.
       if (attempt === MAX_REBUILDS) throw new Error(`budget counters keep vanishing: ${outcome.missing.map((i) => counters[i]!.key).join(', ')}`);
       await Promise.all(outcome.missing.map((i) => this.rebuild(sorted[i]!, counters[i]!)));
@@ -129,12 +144,21 @@ export class BudgetLedger {
   /**
    * Settles a reservation to what the request really cost (0 gives it all back): one call, never refused. A
    * counter gone meanwhile is not recreated at the difference: it is rebuilt from the usage records when next
-   * needed, and they hold this request once the usage plugin has written it.
+   * needed, and they hold this request once the usage plugin has written it. Done when it returns on the
+   * in-process KV.
    */
-  async settle(reservation: Reservation, actualMicros: number): Promise<void> {
+  settle(reservation: Reservation, actualMicros: number): void | Promise<void> {
     const delta = actualMicros - reservation.micros;
     if (delta === 0 || reservation.keys.length === 0) return;
     const adds = reservation.keys.map((key) => ({ key, amount: delta, ceiling: null }));
+    if (!this.kv.runNow) return this.settleRemote(adds);
+    const outcome = this.kv.runNow(countersAdd, adds);
+    if (outcome.status !== 'missing') return;
+    const present = adds.filter((_, i) => !outcome.missing.includes(i));
+    if (present.length > 0) this.kv.runNow(countersAdd, present);
+  }
+
+  private async settleRemote(adds: readonly CounterAdd[]): Promise<void> {
     const outcome = await this.kv.run(countersAdd, adds);
     if (outcome.status !== 'missing') return;
     const present = adds.filter((_, i) => !outcome.missing.includes(i));

@@ -42,15 +42,16 @@ export async function admitAll(kv: PluginKv, guard: StoreGuard, planned: readonl
     }
   }
   if (windows.length === 0) return { admitted: [], storeFailed: false };
-  const admitting = kv.run(windowsAdmit, windows);
+  // The in-process KV answers within the call: no promise, no timer, nothing late to give back.
+  const admitting = kv.runNow ? undefined : kv.run(windowsAdmit, windows);
   let result: WindowsAdmission;
   try {
-    result = await guard.run('windowsAdmit', () => admitting);
+    result = admitting ? await guard.run('windowsAdmit', () => admitting) : guard.run('windowsAdmit', () => kv.runNow!(windowsAdmit, windows)) as WindowsAdmission;
   } catch {
     if (!closed) return { admitted: [], storeFailed: true };
     // A call that timed out may still complete (at the store's deadline or the guard's): what it admitted is then
     // given back.
-    void lateOutcome(admitting).then((late) => (late?.admitted ? settleAll(kv, guard, admittedWindows(windows, late), 0) : undefined));
+    if (admitting) void lateOutcome(admitting).then((late) => (late?.admitted ? settleAll(kv, guard, admittedWindows(windows, late), 0) : undefined));
     throw new GatewayError('STORE_UNAVAILABLE', 'Rate limiting is unavailable: the shared store did not answer', { plugin: 'ratelimit' }, { 'Retry-After': '1' });
   }
   if (!result.admitted) {
@@ -70,11 +71,15 @@ function admittedWindows(windows: readonly CostedWindow[], result: Extract<Windo
   });
 }
 
-/** Sets what each of `windows` charged this request to `used` (0 gives it back): one KV call, never thrown. */
-export async function settleAll(kv: PluginKv, guard: StoreGuard, windows: readonly AdmittedWindow[], used: number): Promise<void> {
+/**
+ * Sets what each of `windows` charged this request to `used` (0 gives it back): one KV call, never thrown; done
+ * when this returns on the in-process KV.
+ */
+export function settleAll(kv: PluginKv, guard: StoreGuard, windows: readonly AdmittedWindow[], used: number): void | Promise<void> {
   const changed = windows.filter((w) => w.cost !== used);
   if (changed.length === 0) return;
-  await guard.quiet('windowsSettle', () => kv.run(windowsSettle, changed.map((w) => ({ key: w.key, bucket: w.bucket, delta: used - w.cost }))));
+  const settlements = changed.map((w) => ({ key: w.key, bucket: w.bucket, delta: used - w.cost }));
+  return guard.quiet('windowsSettle', () => (kv.runNow ? kv.runNow(windowsSettle, settlements) : kv.run(windowsSettle, settlements)));
 }
 
 const seconds = (ms: number) => Math.ceil(ms / 1000);

@@ -46,10 +46,11 @@ export default definePlugin<RateLimitConfig, RateLimitShared>({
       const tokenWindows = admitted.filter((w) => w.name === 'tokensPerDay');
       if (tokenWindows.length === 0) return next();
       let settled = false;
-      const settle = async (used: number) => {
+      // Done when it returns on the in-process KV; a promise otherwise.
+      const settle = (used: number): void | Promise<void> => {
         if (settled) return;
         settled = true;
-        await settleAll(kv, guard, tokenWindows, used);
+        return settleAll(kv, guard, tokenWindows, used);
       };
       try {
         await next();
@@ -64,7 +65,8 @@ export default definePlugin<RateLimitConfig, RateLimitShared>({
       }
       const usage = gw.result && 'usage' in gw.result ? gw.result.usage : undefined;
       // Speech, images and video are billed by other units: their usage may have no tokens.
-      await settle(usage && 'total_tokens' in usage && usage.total_tokens !== undefined ? usage.total_tokens : tokens.prompt);
+      const settling = settle(usage && 'total_tokens' in usage && usage.total_tokens !== undefined ? usage.total_tokens : tokens.prompt);
+      if (settling) await settling;
     };
   },
 });
