@@ -35,14 +35,17 @@ function messageText(message: ChatMessage): string {
  * inputs), and counting is the costliest step of either. A plugin that rewrites the prompt must build a new body
  * object.
  */
-const estimates = new WeakMap<ChatCompletionRequest | EmbeddingsRequest | RerankRequest, Promise<number>>();
+// Kept on the body under a private symbol, non-enumerable so that a copy ({ ...body }) starts without it; a WeakMap
+// keyed by every request's body grew and rehashed its table, and the collector traced its entries as ephemerons.
+const ESTIMATE = Symbol('aigw.estimate');
+
+type Estimated = (ChatCompletionRequest | EmbeddingsRequest | RerankRequest) & { [ESTIMATE]?: Promise<number> };
 
 function cachedCount(body: ChatCompletionRequest | EmbeddingsRequest | RerankRequest, count: () => Promise<number>): Promise<number> {
-  let estimate = estimates.get(body);
-  if (!estimate) {
-    estimate = count();
-    estimates.set(body, estimate);
-  }
+  const known = (body as Estimated)[ESTIMATE];
+  if (known) return known;
+  const estimate = count();
+  if (Object.isExtensible(body)) Object.defineProperty(body, ESTIMATE, { value: estimate, enumerable: false, configurable: true });
   return estimate;
 }
 

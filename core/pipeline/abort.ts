@@ -68,13 +68,16 @@ export function onAbort(signal: CallSignal, listener: (reason: unknown) => void)
   return () => signal.removeEventListener('abort', handler);
 }
 
-const attached = new WeakMap<GatewayState, RequestAbort>();
+// Under a private symbol, not in a WeakMap keyed by every request (see stages.ts).
+const ABORT = Symbol('aigw.abort');
+
+type WithAbort = GatewayState & { [ABORT]?: RequestAbort };
 
 export function attachAbort(gw: GatewayState, abort: RequestAbort): void {
-  attached.set(gw, abort);
+  (gw as WithAbort)[ABORT] = abort;
 }
 
 /** What the core's calls for this request are cancelled by: its RequestAbort, or gw.signal for a state built elsewhere. */
 export function callSignal(gw: GatewayState): CallSignal {
-  return attached.get(gw) ?? gw.signal;
+  return (gw as WithAbort)[ABORT] ?? gw.signal;
 }

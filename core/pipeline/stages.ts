@@ -31,10 +31,14 @@ export class StageList {
   }
 }
 
-const lists = new WeakMap<GatewayState, StageList>();
+// A property under a private symbol rather than a WeakMap: a WeakMap keyed by every request grows and rehashes its
+// table, and the collector must trace its entries as ephemerons.
+const STAGES = Symbol('aigw.stages');
+
+type WithStages = GatewayState & { [STAGES]?: StageList };
 
 export function attachStages(gw: GatewayState, list: StageList): void {
-  lists.set(gw, list);
+  (gw as WithStages)[STAGES] = list;
 }
 
 /**
@@ -44,7 +48,7 @@ export function attachStages(gw: GatewayState, list: StageList): void {
  */
 export function positioned(position: number, middleware: GatewayMiddleware): GatewayMiddleware {
   return async (ctx: GatewayContext, next) => {
-    const list = lists.get(ctx.state.gw);
+    const list = (ctx.state.gw as WithStages)[STAGES];
     if (!list) return middleware(ctx, next);
     const gw = ctx.state.gw;
     const entered = performance.now();

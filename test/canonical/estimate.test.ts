@@ -9,6 +9,10 @@ test('a prompt is counted once per body before the call, and again for usage aft
   const body = request('Say hello to the benchmark, in one short sentence.');
   const first = estimatePromptTokens(body);
   assert.equal(estimatePromptTokens(body), first, 'the same body shares one count');
+  const rewritten = { ...body, messages: [{ role: 'user' as const, content: 'A rewritten prompt, longer than the first one was by far.' }] };
+  assert.notEqual(estimatePromptTokens(rewritten), first, 'a copy of the body with a new prompt is counted again');
+  assert.deepEqual(Object.keys(body), ['model', 'messages'], 'the count is not among the body\'s fields');
+  assert.equal(JSON.stringify(body).includes('estimate'), false);
   const tokens = await first;
   assert.ok(tokens > 6);
   assert.equal(await estimatePromptTokens(request('Say hello to the benchmark, in one short sentence.')), tokens);
