@@ -10,13 +10,13 @@ import { clientAddress, compileAddressList } from '../identity/addresses.ts';
 import type { EndpointDefinition, LocalEndpointDeps } from '../ingress/endpoint.ts';
 import { jsonBodyReader } from '../ingress/body.ts';
 import type { Logger } from '../logger.ts';
-import { newObservation } from '../observability/observed.ts';
 import { withTimeout } from '../timeout.ts';
 import type { GatewayContext, GatewayMiddleware, GatewayState } from '../pipeline/context.ts';
 import type { PluginServices } from '../pipeline/plugin.ts';
 import type { PluginRegistry } from '../pipeline/registry.ts';
 import { attachStages, positioned, StageList, stagedStream } from '../pipeline/stages.ts';
 import { attachAbort, RequestAbort } from '../pipeline/abort.ts';
+import { RequestState } from './request-state.ts';
 
 export function pipelineForRoute(config: GatewayConfig, path: string): PipelineConfig {
   // The loader always leaves a `default` pipeline (the file's, or the implicit one).
@@ -101,29 +101,7 @@ function createState(
   ctx.res.once('close', () => {
     if (!ctx.res.writableFinished) abort.abort();
   });
-  let parsed: ReturnType<GatewayState['request']> | undefined;
-  const gw: GatewayState = {
-    requestId: ctx.state.requestId,
-    endpoint,
-    pipeline,
-    startedAt: performance.now(),
-    get signal() {
-      return abort.signal;
-    },
-    abort: (reason) => abort.abort(reason),
-    clientIp,
-    stage: (stage) => stages.add(stage),
-    observed: newObservation(plugins),
-    request: () => {
-      if (endpoint.kind !== 'dispatch') return Promise.reject(new GatewayError('INTERNAL_ERROR', `${endpoint.path} takes no request body`));
-      parsed ??= readBody(ctx).then(async (body) => {
-        const request = await endpoint.parse(body, ctx, deps);
-        gw.canonical = request;
-        return request;
-      });
-      return parsed;
-    },
-  };
+  const gw = new RequestState(ctx, { endpoint, pipeline, clientIp, plugins, abort, stages, readBody, deps });
   attachStages(gw, stages);
   attachAbort(gw, abort);
   return gw;
