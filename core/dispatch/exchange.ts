@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import type { GatewayContext } from '../pipeline/context.ts';
 import type { Breakers } from './breakers.ts';
 import type { FollowUp, ProviderDefinition, ProviderIO, ProviderTarget, UpstreamRequest } from './provider.ts';
-import { readErrorBody, type UpstreamClient, type UpstreamResponse, type WholeResponse } from './upstream.ts';
+import { parseErrorBody, readErrorBody, type UpstreamClient, type UpstreamResponse, type WholeResponse } from './upstream.ts';
 import { abortSignalOf, type CallSignal } from '../pipeline/abort.ts';
 import { isAbort, transportError } from './upstream-errors.ts';
 
@@ -58,16 +58,6 @@ function parseJson(response: WholeResponse, slug: string): unknown {
   }
 }
 
-/** An error answer's first bytes, as JSON when they are JSON. */
-function errorBody(bytes: Buffer): unknown {
-  const text = bytes.toString('utf8');
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
 export interface ExchangeOptions {
   /** The caller asked for a stream: the final response is returned with its body unread. */
   stream: boolean;
@@ -111,7 +101,7 @@ export async function exchange(
     }
     if (response.statusCode >= 400) {
       body?.destroy();
-      throw provider.mapError(response.statusCode, errorBody(response.body), target, response.headers);
+      throw provider.mapError(response.statusCode, parseErrorBody(response.body), target, response.headers);
     }
     return parseJson(response, target.slug);
   };

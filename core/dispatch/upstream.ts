@@ -141,7 +141,12 @@ export async function readErrorBody(response: UpstreamResponse): Promise<unknown
   } catch {
     // A broken error body is still an error; what was read is enough.
   }
-  const text = Buffer.concat(parts).toString('utf8');
+  return parseErrorBody(Buffer.concat(parts));
+}
+
+/** An error answer's bytes (its first 64 KiB), as JSON when they are JSON, else as text. */
+export function parseErrorBody(bytes: Buffer): unknown {
+  const text = bytes.toString('utf8');
   try {
     return JSON.parse(text);
   } catch {

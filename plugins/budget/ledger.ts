@@ -68,6 +68,13 @@ function reserved(outcome: Exclude<CountersOutcome, { status: 'missing' }>, sort
   return outcome.status === 'applied' ? { ok: true, reservation } : { ok: false, budget: sorted[outcome.index]!, spentMicros: outcome.value };
 }
 
+/** After a settlement that found counters missing (and added nothing): the adds of those still there, to apply. */
+function stillPresent(adds: readonly CounterAdd[], outcome: CountersOutcome): CounterAdd[] | undefined {
+  if (outcome.status !== 'missing') return undefined;
+  const present = adds.filter((_, i) => !outcome.missing.includes(i));
+  return present.length > 0 ? present : undefined;
+}
+
 export class BudgetLedger {
   constructor(private readonly db: PluginQueryable, private readonly kv: PluginKv) {}
 
@@ -152,17 +159,13 @@ export class BudgetLedger {
     if (delta === 0 || reservation.keys.length === 0) return;
     const adds = reservation.keys.map((key) => ({ key, amount: delta, ceiling: null }));
     if (!this.kv.runNow) return this.settleRemote(adds);
-    const outcome = this.kv.runNow(countersAdd, adds);
-    if (outcome.status !== 'missing') return;
-    const present = adds.filter((_, i) => !outcome.missing.includes(i));
-    if (present.length > 0) this.kv.runNow(countersAdd, present);
+    const present = stillPresent(adds, this.kv.runNow(countersAdd, adds));
+    if (present) this.kv.runNow(countersAdd, present);
   }
 
   private async settleRemote(adds: readonly CounterAdd[]): Promise<void> {
-    const outcome = await this.kv.run(countersAdd, adds);
-    if (outcome.status !== 'missing') return;
-    const present = adds.filter((_, i) => !outcome.missing.includes(i));
-    if (present.length > 0) await this.kv.run(countersAdd, present);
+    const present = stillPresent(adds, await this.kv.run(countersAdd, adds));
+    if (present) await this.kv.run(countersAdd, present);
   }
 
   /**
