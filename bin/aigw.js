@@ -4,7 +4,15 @@
 // in a fraction of the time and memory of compiling TypeScript as it loads; otherwise it runs the TypeScript
 // through tsx, so an edit is never answered by an older build. AIGW_FROM_SOURCE=1 always runs the source.
 import { existsSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 import { distIsFresh } from './dist-fresh.js';
+
+// No allocation-site pretenuring: V8 allocates straight in the old generation the objects of a site whose past
+// objects were all still alive at a scavenge, as some per-request sites were under load. An old object that points
+// at a request's young ones keeps them alive through scavenges, and their own sites then look long-lived too: most
+// of each request was promoted (about 6.8 KB), the scavenges paused 37 µs per request and the old generation grew
+// until full collections. Without it: 0.7 KB promoted, 13 µs (bench/analysis.md, sixth step).
+setFlagsFromString('--no-allocation-site-pretenuring');
 
 const ROOT = new URL('../', import.meta.url);
 const SOURCE = new URL('core/cli.ts', ROOT);
