@@ -1,12 +1,12 @@
 /**
- * The gateway's one tokenizer: OpenAI's o200k_base (gpt-tokenizer), exact for current OpenAI models and an
- * approximation for others. Token estimates (estimate.ts) and vector-store chunking (core/ingest) both read
- * it through here, so the library is imported in one place and loaded once, on first use: its encoding tables
- * are large and most deployments never need them.
+ * The gateway's one tokenizer: OpenAI's o200k_base (byte-pair.ts, on the ranks gpt-tokenizer ships), exact for
+ * current OpenAI models and an approximation for others. Token estimates (estimate.ts) and vector-store chunking
+ * (core/ingest) both read it through here, so it is loaded once, on first use: most deployments never need it.
  *
  * Special-token text (`<|endoftext|>` and the like) is counted as the plain text it is: the gateway only ever
- * tokenizes caller text, which may quote such markers, and the library would otherwise throw on them.
+ * tokenizes caller text, which may quote such markers.
  */
+import { BytePairEncoding } from './byte-pair.ts';
 
 export interface Tokenizer {
   count(text: string): number;
@@ -19,8 +19,6 @@ export interface Tokenizer {
   /** The text of whole pieces' tokens (decoding part of a character would garble the next decode). */
   decode(tokens: readonly number[]): string;
 }
-
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
 /** Texts longer than this are counted each time (their count is a small share of what their request costs). */
 const REMEMBERED_TEXT_CHARS = 16_384;
@@ -52,10 +50,10 @@ function rememberedCounts(count: (text: string) => number): (text: string) => nu
 let tokenizer: Promise<Tokenizer> | undefined;
 
 export function loadTokenizer(): Promise<Tokenizer> {
-  tokenizer ??= import('gpt-tokenizer').then((m) => ({
-    count: rememberedCounts((text) => m.countTokens(text, PLAIN_TEXT)),
-    pieces: (text) => m.encodeGenerator(text, PLAIN_TEXT),
-    decode: (tokens) => m.decode(tokens),
+  tokenizer ??= BytePairEncoding.loadO200k().then((encoding) => ({
+    count: rememberedCounts((text) => encoding.count(text)),
+    pieces: (text) => encoding.pieces(text),
+    decode: (tokens) => encoding.decode(tokens),
   }));
   return tokenizer;
 }
