@@ -73,11 +73,22 @@ function compiledPglite(): Promise<WebAssembly.Module | undefined> {
   return pgliteModule;
 }
 
+/**
+ * The worker's JavaScript allocates little (messages and rows; Postgres's memory is the WebAssembly's), but a
+ * worker gets the main thread's young generation by default, which under load became resident: aigw-full's RSS
+ * after 15 s of closed-loop load 284-286 MB with it, 266-274 MB with 8 MB (bench/analysis.md, sixth step).
+ */
+const WORKER_YOUNG_GENERATION_MB = 8;
+
 async function startWorker(dataDir: string, sharedBuffers: string, initOnly: boolean): Promise<Worker> {
   baselineWasmOnly();
   const wasmModule = await compiledPglite();
   // execArgv: [] so that a parent run with `--import tsx` does not load a TypeScript loader the worker never needs.
-  const worker = new Worker(WORKER_URL, { workerData: { dataDir, sharedBuffers, initOnly, ...(wasmModule ? { wasmModule } : {}) }, execArgv: [] });
+  const worker = new Worker(WORKER_URL, {
+    workerData: { dataDir, sharedBuffers, initOnly, ...(wasmModule ? { wasmModule } : {}) },
+    execArgv: [],
+    resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+  });
   return new Promise((resolve, reject) => {
     const settle = (fn: () => void) => {
       worker.off('message', onMessage).off('error', onError).off('exit', onExit);
