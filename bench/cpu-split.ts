@@ -36,7 +36,11 @@ function diff(before: Map<string, ThreadCpu>, after: Map<string, ThreadCpu>): Ma
   return byName;
 }
 
-/** `variant` or `variant=<another checkout>/bin/aigw.js`: the same variant from two builds, alternated. */
+/**
+ * `variant[=<another checkout>/bin/aigw.js][~plugin,plugin][~node flags]`: the same variant from two builds, aigw-full
+ * with a pipeline of its own (`aigw-full~auth,usage`: the usage plugin's share against `aigw-full~auth`), or with
+ * node flags (`aigw-full~~--max-semi-space-size=8`), alternated round by round.
+ */
 const specs = process.argv.slice(2).length ? process.argv.slice(2) : ['passthrough', 'aigw-empty', 'aigw-full'];
 const workDir = mkdtempSync(join(tmpdir(), 'aigw-cpu-'));
 const upstream = await startUpstreamProcess(workDir, null);
@@ -45,8 +49,10 @@ const rounds = Number(process.env.ROUNDS ?? 3);
 const results: Record<string, number[]> = {};
 const running: Array<Awaited<ReturnType<typeof startVariant>> & { name: string }> = [];
 for (const spec of specs) {
-  const [id, bin] = spec.split('=') as [VariantId, string | undefined];
-  running.push({ name: spec, ...(await startVariant({ ...ctx, ...(bin ? { aigwBin: bin } : {}) }, id)) });
+  const [build = '', plugins, flags] = spec.split('~');
+  const [id, bin] = build.split('=') as [VariantId, string | undefined];
+  const options = { ...(bin ? { aigwBin: bin } : {}), ...(plugins ? { plugins: plugins.split(',') } : {}), ...(flags ? { aigwNodeFlags: flags.split(' ') } : {}) };
+  running.push({ name: spec, ...(await startVariant({ ...ctx, ...options }, id)) });
 }
 for (let round = 0; round < rounds; round++) {
   for (const variant of running) {

@@ -48,6 +48,8 @@ export interface Context {
   aigwBin?: string;
   /** Extra environment for aigw (e.g. AIGW_LOG_LEVEL), for experiments. */
   aigwEnv?: NodeJS.ProcessEnv;
+  /** aigw-full's pipeline instead of the full one, to measure a plugin's share (bench/cpu-split.ts). */
+  plugins?: string[];
   log(line: string): void;
 }
 
@@ -391,7 +393,7 @@ export async function startVariant(ctx: Context, id: VariantId): Promise<Running
     case 'aigw-empty':
       return startAigw(ctx, id, ['auth'], false);
     case 'aigw-full':
-      return startAigw(ctx, id, fullPipeline(), false);
+      return startAigw(ctx, id, ctx.plugins ?? fullPipeline(), false);
     case 'aigw-guards':
       // Listed last, nearest the dispatcher: it sees the prompt last and the answer first, with its defaults.
       return startAigw(ctx, id, [...fullPipeline(), 'guards'], false);
