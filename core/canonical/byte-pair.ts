@@ -2,7 +2,7 @@
  * OpenAI's o200k_base byte-pair encoding, held compactly: every token's bytes in one buffer, and an open-addressing
  * table from bytes to rank. The ranks come from the `.tiktoken` file that gpt-tokenizer ships (one `base64 rank`
  * line per token); gpt-tokenizer's own tables (a Map and an array of strings per token) took about 56 MB of RSS
- * and 0.4 s to load, these about 5 MB (bench/analysis.md, sixth step).
+ * and 0.4 s to load, these about 4 MB (bench/analysis.md, sixth step).
  *
  * Encoding is tiktoken's: the text is split into pieces by the o200k pattern, each piece is UTF-8 encoded, and a
  * piece that is not a token itself is merged pair by pair, always the pair of lowest rank, leftmost first.
@@ -84,16 +84,19 @@ class Candidates {
 
 const SHIFT = 2 ** 32;
 
+/** Scratch bytes kept between pieces; a longer piece's scratch is let go once it is encoded. */
+const SCRATCH_BYTES = 1 << 16;
+
 /** Merged pieces' counts remembered, up to this many characters in all (then dropped together). */
 const REMEMBERED_PIECE_CHARS = 1 << 20;
 
 export class BytePairEncoding {
   /** Scratch space for one piece, grown as needed: its bytes, and per part start its next part and previous one. */
-  private bytes = new Uint8Array(256);
-  private next = new Int32Array(257);
-  private prev = new Int32Array(257);
+  private bytes = new Uint8Array(SCRATCH_BYTES);
+  private next = new Int32Array(SCRATCH_BYTES + 1);
+  private prev = new Int32Array(SCRATCH_BYTES + 1);
   /** The rank of the pair that starts at a part (the part and the one after it), or NONE. */
-  private pairRank = new Int32Array(257);
+  private pairRank = new Int32Array(SCRATCH_BYTES + 1);
   private readonly candidates = new Candidates();
   /**
    * Counts of pieces that needed merges: words recur across texts, and a merge costs far more than a lookup (a
@@ -251,7 +254,7 @@ export class BytePairEncoding {
       if (known !== undefined) return known;
     }
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
-    if (this.bytes.length < piece.length * 3) this.grow(piece.length * 3);
+    if (this.bytes.length < piece.length * 3) this.setScratch(piece.length * 3);
     const length = utf8.encodeInto(piece, this.bytes).written;
     const whole = ascii ? NONE : this.rankOf(this.bytes, 0, length);
     if (whole !== NONE) {
@@ -259,6 +262,7 @@ export class BytePairEncoding {
       return 1;
     }
     const tokens = this.merge(length, out);
+    if (this.bytes.length > SCRATCH_BYTES) this.setScratch(SCRATCH_BYTES);
     if (this.mergedChars + piece.length > REMEMBERED_PIECE_CHARS) {
       this.merged = new Map();
       this.mergedChars = 0;
@@ -268,7 +272,8 @@ export class BytePairEncoding {
     return tokens;
   }
 
-  private grow(bytes: number): void {
+  /** Scratch for pieces of up to `bytes` UTF-8 bytes. */
+  private setScratch(bytes: number): void {
     this.bytes = new Uint8Array(bytes);
     this.next = new Int32Array(bytes + 1);
     this.prev = new Int32Array(bytes + 1);
