@@ -30,10 +30,14 @@ for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 const utf8 = new TextEncoder();
 const text = new TextDecoder('utf-8');
 
+/** FNV-1a, 32 bits: encodePiece hashes an ASCII piece's characters with the same two constants as its bytes here. */
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
 /** FNV-1a over bytes[start, end). */
 function hashOf(bytes: Uint8Array, start: number, end: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = start; i < end; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  let hash = FNV_OFFSET;
+  for (let i = start; i < end; i++) hash = Math.imul(hash ^ bytes[i]!, FNV_PRIME);
   return hash >>> 0;
 }
 
@@ -232,7 +236,7 @@ export class BytePairEncoding {
   /** The piece's token count; its tokens are appended to `out` when given. */
   private encodePiece(piece: string, out: number[] | null): number {
     // Most pieces are ASCII and a token whole: looked up from the characters, without encoding them first.
-    let hash = 0x811c9dc5;
+    let hash = FNV_OFFSET;
     let ascii = true;
     for (let i = 0; i < piece.length; i++) {
       const code = piece.charCodeAt(i);
@@ -240,7 +244,7 @@ export class BytePairEncoding {
         ascii = false;
         break;
       }
-      hash = Math.imul(hash ^ code, 0x01000193);
+      hash = Math.imul(hash ^ code, FNV_PRIME);
     }
     if (ascii) {
       const rank = this.rankOfAscii(piece, hash >>> 0);

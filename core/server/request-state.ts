@@ -3,6 +3,8 @@
  * with a getter of its own, V8 did not let the state die young: everything it reached (Koa's context, the request
  * and response objects, their headers) survived two scavenges and was promoted, about 10 KB per request and most
  * of the old generation's growth under load; as an instance of this class, none of it is (bench/analysis.md).
+ * Measured with V8's allocation-site pretenuring on, which bin/aigw.js has since turned off for the same kind of
+ * promotion.
  */
 import type { Context } from 'koa';
 import type { CanonicalRequest } from '../canonical/chat.ts';
