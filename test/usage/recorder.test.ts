@@ -64,18 +64,36 @@ describe('BufferedRecorder', () => {
   });
   after(() => clearInterval(keepAlive));
 
-  test('as soon as batchSize records are queued, the queue is written in batches of at most batchSize', async () => {
+  test('as soon as batchSize records are queued, full batches are written; a partial one waits for the interval or to fill', async () => {
     const { logger } = captureLogger();
     const { state, write } = scriptedWriter();
     const r = recorder({ write, logger, batchSize: 5 }).start(); // the interval (60 s) never fires here
     recordAll(r, range(0, 12));
-    await until(() => state.written.length === 12, 'everything written');
-    assert.deepEqual(state.batches, [range(0, 5), range(5, 10), range(10, 12)]);
-    recordAll(r, [12, 13]);
+    await until(() => state.written.length === 10, 'two full batches written');
+    await sleep(30);
+    assert.deepEqual(state.batches, [range(0, 5), range(5, 10)]);
+    assert.equal(r.pending, 2, 'the two records left over wait');
+    recordAll(r, range(12, 15));
+    await until(() => state.written.length === 15, 'the third batch, once full');
+    assert.deepEqual(state.batches, [range(0, 5), range(5, 10), range(10, 15)]);
+    recordAll(r, [15, 16]);
     await sleep(30);
     assert.equal(r.pending, 2, 'a partial batch waits for the interval');
     await r.close(1000);
-    assert.deepEqual(state.written, range(0, 14));
+    assert.deepEqual(state.written, range(0, 17));
+  });
+
+  test('with maxPending below batchSize, a queue that takes every slot is written without waiting for the interval', async () => {
+    const { logger } = captureLogger();
+    const { state, write } = scriptedWriter();
+    const r = recorder({ write, logger, batchSize: 100, maxPending: 3 }).start();
+    recordAll(r, range(0, 3));
+    await until(() => state.written.length === 3, 'the full queue written');
+    assert.deepEqual(state.batches, [range(0, 3)]);
+    assert.equal(r.admit(), null, 'its slots are free again');
+    r.record(3);
+    await r.close(1000);
+    assert.deepEqual(state.written, range(0, 4));
   });
 
   test('the interval writes what is queued, several batches in a row', async () => {
