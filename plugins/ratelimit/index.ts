@@ -9,7 +9,7 @@
 import { definePlugin } from '../../core/pipeline/plugin.ts';
 import { admitAll, mostConstraining, settleAll, windowHeaders } from './admit.ts';
 import { configSchema, type RateLimitConfig } from './config.ts';
-import { planWindows } from './plan.ts';
+import { PlanCache } from './plan.ts';
 import { StoreGuard } from '../../core/pipeline/store-guard.ts';
 import { TokenReservation } from './tokens.ts';
 import { addMeteredWork, type RateLimitShared } from './metered.ts';
@@ -31,10 +31,11 @@ export default definePlugin<RateLimitConfig, RateLimitShared>({
     });
     const closed = config.onStoreError === 'closed';
     shared.entries.push({ config, guard });
+    const plans = new PlanCache(config);
 
     return async (ctx, next) => {
       const gw = ctx.state.gw;
-      const planned = planWindows(gw, config);
+      const planned = plans.plan(gw);
       if (planned.length === 0) return next();
 
       const tokens = new TokenReservation(gw, config.tokenEstimate.completionTokens);

@@ -21,19 +21,22 @@ export class MemoryWindows {
 
   admit(checks: readonly WindowCheck[]): WindowsAdmission {
     const now = this.now();
-    const byKey = new Map<string, Window>();
-    const windows = checks.map((check) => byKey.get(check.key) ?? byKey.set(check.key, this.current(check, now)).get(check.key)!);
-    // Every window is checked before any is added to, so that a refusal leaves them all as they were.
-    const pending = new Map<string, number>();
+    // A request checks a handful of windows: the same key twice is found by a scan, without a Map per request.
+    const windows: Window[] = [];
     for (let i = 0; i < checks.length; i++) {
-      const { key, cost, limit } = checks[i]!;
+      const earlier = sameKeyBefore(checks, i);
+      windows.push(earlier === -1 ? this.current(checks[i]!, now) : windows[earlier]!);
+    }
+    // Every window is checked before any is added to, so that a refusal leaves them all as they were.
+    for (let i = 0; i < checks.length; i++) {
+      const { cost, limit } = checks[i]!;
       const window = windows[i]!;
-      const used = window.sum + (pending.get(key) ?? 0);
+      let used = window.sum;
+      for (let j = 0; j < i; j++) if (windows[j] === window) used += checks[j]!.cost;
       if (used + cost > limit) {
         const retryAfterMs = cost > limit ? window.windowMs : retryAfter(window, used + cost - limit, now);
         return { admitted: false, refused: i, used, retryAfterMs, resetMs: resetMs(window, now) };
       }
-      pending.set(key, (pending.get(key) ?? 0) + cost);
     }
     return {
       admitted: true,
@@ -98,6 +101,12 @@ export class MemoryWindows {
 }
 
 /** A bucket has left the window once all of it is older than the window: its last instant plus windowMs. */
+function sameKeyBefore(checks: readonly WindowCheck[], i: number): number {
+  const key = checks[i]!.key;
+  for (let j = 0; j < i; j++) if (checks[j]!.key === key) return j;
+  return -1;
+}
+
 const gone = (window: Window, start: number, now: number) => start + window.width + window.windowMs <= now;
 
 const resetMs = (window: Window, now: number) => (window.starts.length === 0 ? 0 : window.starts[0]! + window.width + window.windowMs - now);

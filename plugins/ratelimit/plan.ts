@@ -3,7 +3,6 @@
  * limits, then the deployment's (per tenant, narrowed by the caller's policy). Within a level: per minute,
  * per day, tokens per day. Building the plan touches no store, so a request with no limit costs nothing.
  */
-import type { GatewayState } from '../../core/pipeline/context.ts';
 import type { RateLimits } from '../../core/identity/policy.ts';
 import { LIMIT_NAMES, WINDOW_MS, type Level, type LimitName, type RateLimitConfig } from './config.ts';
 
@@ -26,8 +25,39 @@ export interface PlanCaller {
   policy: { rateLimits: RateLimits };
 }
 
-export function planWindows(gw: Pick<GatewayState, 'caller' | 'clientIp'>, config: RateLimitConfig): readonly PlannedWindow[] {
-  return planFor(gw.caller, gw.clientIp, config);
+interface CachedPlan {
+  tenantId: string;
+  keyLimits: RateLimits | null;
+  policyLimits: RateLimits;
+  clientIp: string | undefined;
+  plan: readonly PlannedWindow[];
+}
+
+/** Callers whose plans one pipeline entry keeps; past it the cache starts over. */
+const CACHED_CALLERS = 10_000;
+
+/**
+ * The last plan of each recent caller, per pipeline entry. A key's requests carry the same limit objects (its
+ * cached record and its policy) and mostly come from one address: their plan, with its window keys, is made once
+ * instead of per request (five objects and five key strings, hashed again by every lookup). A plan is used again
+ * only while the caller's limits are the very objects it was made from and the address is the same.
+ */
+export class PlanCache {
+  private readonly plans = new Map<string, CachedPlan>();
+
+  constructor(private readonly config: Pick<RateLimitConfig, 'deployment' | 'ip'>, private readonly capacity = CACHED_CALLERS) {}
+
+  plan(gw: { caller?: PlanCaller | undefined; clientIp?: string | undefined }): readonly PlannedWindow[] {
+    const { caller, clientIp } = gw;
+    if (!caller) return planFor(caller, clientIp, this.config);
+    const cached = this.plans.get(caller.id);
+    if (cached && cached.tenantId === caller.tenantId && cached.keyLimits === caller.rateLimits
+      && cached.policyLimits === caller.policy.rateLimits && cached.clientIp === clientIp) return cached.plan;
+    const plan = planFor(caller, clientIp, this.config);
+    if (!cached && this.plans.size >= this.capacity) this.plans.clear();
+    this.plans.set(caller.id, { tenantId: caller.tenantId, keyLimits: caller.rateLimits, policyLimits: caller.policy.rateLimits, clientIp, plan });
+    return plan;
+  }
 }
 
 /** The windows of a caller (and of an address, when there is one: metered work has none). */

@@ -96,6 +96,18 @@ function windowSuite(name: string, open: () => Promise<KV>): void {
       assert.deepEqual([await used(kv, a), await used(kv, b, DAY), await used(kv, c)], [1, 5, 10]);
     });
 
+    test('one key twice in an admission: the second check counts the first one\'s cost, and a refusal adds neither', async () => {
+      const k = key();
+      const refused = await kv.run(windowsAdmit, [{ key: k, cost: 3, limit: 5, windowMs: MINUTE }, { key: k, cost: 3, limit: 5, windowMs: MINUTE }]);
+      assert.ok(!refused.admitted);
+      assert.deepEqual([refused.refused, refused.used], [1, 3]);
+      assert.equal(await used(kv, k), 0);
+      const admitted = await kv.run(windowsAdmit, [{ key: k, cost: 3, limit: 5, windowMs: MINUTE }, { key: k, cost: 2, limit: 5, windowMs: MINUTE }]);
+      assert.ok(admitted.admitted);
+      assert.deepEqual(admitted.windows.map((w) => w.used), [3, 5]);
+      assert.equal(await used(kv, k), 5);
+    });
+
     test('settlement adjusts the bucket the admission landed in; minus the cost gives it back', async () => {
       const k = key();
       const reserved = await admit(kv, k, 80, 100, DAY);
