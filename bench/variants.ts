@@ -44,6 +44,13 @@ export interface Context {
   redisUrl: string;
   /** Extra node flags for aigw (e.g. --cpu-prof). */
   aigwNodeFlags?: string[];
+  /**
+   * The command line of the server under test (aigw, the pass-through) made from node's: valgrind around it for
+   * bench/instructions.ts. Such a server may take minutes to answer its first request.
+   */
+  launcher?: (node: string[]) => string[];
+  /** Settings over a plugin's bench config (PLUGIN_CONFIG), e.g. usage's flushIntervalMs for bench/instructions.ts. */
+  pluginConfig?: Record<string, Record<string, unknown>>;
   /** Another checkout's bin/aigw.js, to compare two builds in one run (bench/cpu-split.ts). */
   aigwBin?: string;
   /** Extra environment for aigw (e.g. AIGW_LOG_LEVEL), for experiments. */
@@ -115,10 +122,11 @@ interface Child {
 }
 
 /** Output goes to a log file in the work folder: a pipe the harness would have to read competes for its core. */
-function spawnChild(name: string, args: string[], env: NodeJS.ProcessEnv, workDir: string): Child {
+function spawnChild(name: string, args: string[], env: NodeJS.ProcessEnv, workDir: string, launcher = (node: string[]) => node): Child {
   const logFile = join(workDir, `${name}.log`);
   const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, args, {
+  const [command, ...argv] = launcher([process.execPath, ...args]) as [string, ...string[]];
+  const child = spawn(command, argv, {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', fd, fd],
@@ -165,11 +173,11 @@ async function waitForHttp(url: string, child: Child, name: string, workDir: str
 }
 
 /** A node process running a bench/*.ts server, which prints {"port": N} once it listens. */
-async function startTsServer(name: string, file: string, env: NodeJS.ProcessEnv, workDir: string): Promise<{ url: string; child: Child }> {
+async function startTsServer(name: string, file: string, env: NodeJS.ProcessEnv, workDir: string, launcher?: Context['launcher']): Promise<{ url: string; child: Child }> {
   const port = await freePort();
-  const child = spawnChild(name, ['--import', 'tsx', join(REPO_ROOT, file)], { ...env, PORT: String(port) }, workDir);
+  const child = spawnChild(name, ['--import', 'tsx', join(REPO_ROOT, file)], { ...env, PORT: String(port) }, workDir, launcher);
   const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}/stats`, child, name, workDir, 30_000);
+  await waitForHttp(`${url}/stats`, child, name, workDir, launcher ? 900_000 : 30_000);
   return { url, child };
 }
 
@@ -220,7 +228,7 @@ export function fullPipeline(): string[] {
   return [...ORDER.filter((n) => names.includes(n)), ...names.filter((n) => !ORDER.includes(n))];
 }
 
-function aigwConfig(upstreamUrl: string, plugins: string[], storage: Record<string, unknown>): string {
+function aigwConfig(upstreamUrl: string, plugins: string[], storage: Record<string, unknown>, overrides: Context['pluginConfig'] = {}): string {
   const pricing = { input: 0.15, output: 0.6, cachedInput: 0.075 };
   const config = {
     server: { host: '127.0.0.1', shutdownTimeoutMs: 5000 },
@@ -233,7 +241,10 @@ function aigwConfig(upstreamUrl: string, plugins: string[], storage: Record<stri
     pipelines: [{
       name: 'bench',
       routes: [CHAT_PATH],
-      plugins: plugins.map((name) => (PLUGIN_CONFIG[name] ? { [name]: PLUGIN_CONFIG[name] } : name)),
+      plugins: plugins.map((name) => {
+        const settings = PLUGIN_CONFIG[name] || overrides[name] ? { ...PLUGIN_CONFIG[name], ...overrides[name] } : undefined;
+        return settings ? { [name]: settings } : name;
+      }),
     }],
   };
   return JSON.stringify(config, null, 2); // JSON is YAML
@@ -298,7 +309,7 @@ async function startAigw(ctx: Context, id: VariantId, plugins: string[], shared:
     stores = `Postgres (fresh schema) + Redis (${storage.kvPrefix ? `key prefix ${String(storage.kvPrefix)}` : ctx.redisUrl})`;
   }
   const configFile = join(dir, 'bench.yaml');
-  writeFileSync(configFile, aigwConfig(ctx.upstreamUrl, plugins, storage));
+  writeFileSync(configFile, aigwConfig(ctx.upstreamUrl, plugins, storage, ctx.pluginConfig));
   if (!shared) {
     // As a gateway runs after its first start: the data folder exists. A first start also runs PGlite's initdb,
     // whose memory stays resident for the life of the process (about 450 MB more RSS).
@@ -306,10 +317,10 @@ async function startAigw(ctx: Context, id: VariantId, plugins: string[], shared:
     await migrate.exited;
     if (migrate.child.exitCode !== 0) throw new Error(`aigw migrate failed (${migrate.child.exitCode}): ${readFileSync(join(ctx.workDir, `${id}-migrate.log`), 'utf8').slice(-2000)}`);
   }
-  const child = spawnChild(id, [...(ctx.aigwNodeFlags ?? []), ctx.aigwBin ?? AIGW_BIN, 'start', '--config', configFile], env, ctx.workDir);
+  const child = spawnChild(id, [...(ctx.aigwNodeFlags ?? []), ctx.aigwBin ?? AIGW_BIN, 'start', '--config', configFile], env, ctx.workDir, ctx.launcher);
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitForHttp(`${url}/healthz`, child, id, ctx.workDir);
+    await waitForHttp(`${url}/healthz`, child, id, ctx.workDir, ctx.launcher ? 900_000 : undefined);
   } catch (err) {
     await dropSchema?.().catch(() => {});
     throw err;
@@ -366,7 +377,7 @@ async function startPortkey(ctx: Context): Promise<Running> {
 }
 
 async function startPassthrough(ctx: Context): Promise<Running> {
-  const { url, child } = await startTsServer('passthrough', 'bench/passthrough.ts', { UPSTREAM: ctx.upstreamUrl }, ctx.workDir);
+  const { url, child } = await startTsServer('passthrough', 'bench/passthrough.ts', { UPSTREAM: ctx.upstreamUrl }, ctx.workDir, ctx.launcher);
   pin(child.child.pid!, ctx.serverCore);
   return {
     id: 'passthrough',
