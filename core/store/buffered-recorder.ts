@@ -57,6 +57,8 @@ export class BufferedRecorder<T> {
   private timer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private writing: Promise<void> | undefined;
+  /** Records at the head of the queue to be written whatever the size of their batch (see drain). */
+  private due = 0;
   private failures = 0;
   private saturated: { since: number; waited: number } | undefined;
   private closing: Promise<void> | undefined;
@@ -133,7 +135,8 @@ export class BufferedRecorder<T> {
     while (this.writing) await this.writing;
     if (this.queue.length === 0) return;
     this.clearRetry();
-    await this.run(true, true);
+    this.due = this.queue.length;
+    await this.run(true);
   }
 
   /**
@@ -240,14 +243,18 @@ export class BufferedRecorder<T> {
     this.retryTimer = undefined;
   }
 
-  /** Starts a background write unless one runs or a retry is scheduled; `everything`: see drain. */
+  /**
+   * Starts a background write unless one runs or a retry is scheduled. `everything` (the interval, a retry): what
+   * is queued now is due whatever its batch's size, also when a write is running (it goes on with them).
+   */
   private kick(everything: boolean): void {
+    if (everything) this.due = this.queue.length;
     if (this.writing || this.retryTimer || this.queue.length === 0 || this.finished) return;
-    void this.run(false, everything);
+    void this.run(false);
   }
 
-  private run(rethrow: boolean, everything: boolean): Promise<void> {
-    const run = this.drain(rethrow, everything);
+  private run(rethrow: boolean): Promise<void> {
+    const run = this.drain(rethrow);
     const settled: Promise<void> = run.then(() => {}, () => {}).then(() => {
       if (this.writing === settled) this.writing = undefined;
     });
@@ -261,14 +268,15 @@ export class BufferedRecorder<T> {
   }
 
   /**
-   * Writes batches from the head of the queue until it is empty (`everything`: the interval, a flush, a retry),
-   * or, for a write started because a batch was ready, until none is; or until a write fails. The records that
-   * arrive during one write wait for their batch to fill or for the interval: written as soon as the write before
-   * them ended, they made batches of about 50 rows at 2,000-3,000 requests/s, and the embedded database spends
-   * about half again as much per row on such batches as on batches of 500 (bench/analysis.md).
+   * Writes batches from the head of the queue while records are due (queued when the interval fired or a flush
+   * began) or a batch is ready, or until a write fails. The records that arrive during a write wait for their
+   * batch to fill or for the interval: written as soon as the write before them ended, they made batches of about
+   * 50 rows at 2,000-3,000 requests/s, and the embedded database spends about half again as much per row on such
+   * batches as on batches of 500 (bench/analysis.md). Draining until the queue was empty would do the same under
+   * steady load, where it is never empty.
    */
-  private async drain(rethrow: boolean, everything: boolean): Promise<void> {
-    while (everything ? this.queue.length > 0 : this.batchReady) {
+  private async drain(rethrow: boolean): Promise<void> {
+    while (this.due > 0 ? this.queue.length > 0 : this.batchReady) {
       const batch = this.queue.slice(0, this.options.batchSize);
       try {
         await this.options.write(batch);
@@ -291,6 +299,7 @@ export class BufferedRecorder<T> {
         return;
       }
       this.queue.splice(0, batch.length);
+      this.due = Math.max(0, this.due - batch.length);
       if (this.failures > 0) {
         this.options.logger.info({ failedAttempts: this.failures, pending: this.queue.length }, `${this.label} records are written again`);
         this.failures = 0;

@@ -83,6 +83,28 @@ describe('BufferedRecorder', () => {
     assert.deepEqual(state.written, range(0, 17));
   });
 
+  test('under steady arrivals, a write the interval started takes what was queued then; what arrives during it waits', async () => {
+    const { logger } = captureLogger();
+    const batches: number[][] = [];
+    const releases: Array<() => void> = [];
+    const write = (batch: readonly number[]) => new Promise<void>((resolve) => {
+      batches.push([...batch]);
+      releases.push(resolve);
+    });
+    const r = recorder({ write, logger, batchSize: 5, flushIntervalMs: 150 }).start();
+    recordAll(r, [0, 1, 2]);
+    await until(() => batches.length === 1, 'the interval wrote the partial batch');
+    recordAll(r, [3, 4, 5]);
+    releases.shift()!();
+    await sleep(30);
+    assert.deepEqual(batches, [[0, 1, 2]], 'the records that arrived during the write were not written right after it');
+    assert.equal(r.pending, 3);
+    await until(() => batches.length === 2, 'the next interval wrote them');
+    assert.deepEqual(batches[1], [3, 4, 5]);
+    releases.shift()!();
+    await r.close(1000);
+  });
+
   test('with maxPending below batchSize, a queue that takes every slot is written without waiting for the interval', async () => {
     const { logger } = captureLogger();
     const { state, write } = scriptedWriter();
