@@ -79,9 +79,6 @@ try {
     const [id, bin] = build.split('=') as [VariantId, string | undefined];
     const dumps = mkdtempSync(join(workDir, 'cg-'));
     const vgdb = join(dumps, 'vgdb');
-    // valgrind names its control pipes after the server's USER and HOST too (the gateway's HOST is its address):
-    // callgrind_control runs in the server's own environment to find them.
-    const control = (action: string) => execFileSync('callgrind_control', [`--vgdb-prefix=${vgdb}`, action, String(variant.pid)], { encoding: 'utf8', env: environmentOf(variant.pid!) });
     log(`${spec}: starting under callgrind`);
     const variant = await startVariant({
       workDir, upstreamUrl: upstream.url, serverCore: null, databaseUrl: '', redisUrl: '', log,
@@ -93,6 +90,9 @@ try {
       ...(bin ? { aigwBin: bin } : {}),
       ...(plugins ? { plugins: plugins.split(',') } : {}),
     }, id);
+    // valgrind names its control pipes after the server's USER and HOST too (the gateway's HOST is its address):
+    // callgrind_control runs in the server's own environment to find them.
+    const control = (action: string) => execFileSync('callgrind_control', [`--vgdb-prefix=${vgdb}`, action, String(variant.pid)], { encoding: 'utf8', env: environmentOf(variant.pid!) });
     try {
       log(`${spec}: ${WARMUP} requests to warm up`);
       await requests(variant.target, WARMUP, CONCURRENCY);

@@ -100,13 +100,14 @@ export class MemoryWindows {
   }
 }
 
-/** A bucket has left the window once all of it is older than the window: its last instant plus windowMs. */
+/** The index of an earlier check of the same key, or -1. */
 function sameKeyBefore(checks: readonly WindowCheck[], i: number): number {
   const key = checks[i]!.key;
   for (let j = 0; j < i; j++) if (checks[j]!.key === key) return j;
   return -1;
 }
 
+/** A bucket has left the window once all of it is older than the window: its last instant plus windowMs. */
 const gone = (window: Window, start: number, now: number) => start + window.width + window.windowMs <= now;
 
 const resetMs = (window: Window, now: number) => (window.starts.length === 0 ? 0 : window.starts[0]! + window.width + window.windowMs - now);
