@@ -8,6 +8,19 @@
 import { GatewayError } from '../errors.ts';
 import { LogThrottle } from '../log-throttle.ts';
 import type { PluginKv, PluginLogger } from '../pipeline/services.ts';
+import { defineKvOperation } from '../store/kv-operation.ts';
+
+/** MGET as a KV operation, so that the in-process KV answers it within the call (kv.runNow). */
+export const readMany = defineKvOperation<readonly string[], Array<string | null>>({
+  name: 'identity.readMany',
+  redis: {
+    lua: "return redis.call('MGET', unpack(KEYS))",
+    keys: (keys) => [...keys],
+    argv: () => [],
+    parse: (reply) => (reply as Array<string | null>).map((value) => value ?? null),
+  },
+  memory: (kv, keys) => keys.map((key) => kv.get(key)),
+});
 
 const LOG_EVERY_MS = 60_000;
 
@@ -40,6 +53,20 @@ export class IdentityCache {
   async mget(keys: readonly string[]): Promise<Array<string | null> | undefined> {
     try {
       return await this.kv.mget(keys);
+    } catch (err) {
+      this.failed(err);
+      return undefined;
+    }
+  }
+
+  /**
+   * mget answered within the call, by a KV that can (the in-process one): no promise on the request path.
+   * Undefined when the KV cannot, or failed (then mget's rules apply: the database answers).
+   */
+  mgetNow(keys: readonly string[]): Array<string | null> | undefined {
+    if (!this.kv.runNow) return undefined;
+    try {
+      return this.kv.runNow(readMany, keys);
     } catch (err) {
       this.failed(err);
       return undefined;

@@ -78,8 +78,10 @@ export class MemoryKv implements KV {
     now: () => this.now(),
     get: (key) => this.live(key)?.value ?? null,
     set: (key, value, ttlMs) => {
-      const kept = this.live(key)?.expiresAt ?? 0;
-      this.entries.set(key, { value, expiresAt: ttlMs ? this.now() + ttlMs : kept });
+      const entry = this.live(key);
+      // Counters and windows change in place on every request: no new entry, no map write, when the TTL stays.
+      if (entry && !ttlMs) entry.value = value;
+      else this.entries.set(key, { value, expiresAt: ttlMs ? this.now() + ttlMs : 0 });
     },
     del: (key) => {
       this.entries.delete(key);

@@ -35,6 +35,16 @@ interface BudgetRow {
 
 type CallerScope = Pick<Caller, 'kind' | 'id' | 'tenantId' | 'organizationId' | 'departmentId'>;
 
+interface CallerScopes extends Omit<CallerScope, 'id'> {
+  scopes: Array<[BudgetScope, string | null]>;
+  keys: string[];
+  /** The lists last read for this caller and what they made. */
+  last?: { lists: ApplicableBudget[][]; joined: ApplicableBudget[] };
+}
+
+/** Callers whose scopes are kept; past it the map starts again (busy callers come back at once). */
+const CALLERS_KEPT = 10_000;
+
 const iso = (value: Date | string) => (value instanceof Date ? value : new Date(value)).toISOString();
 
 /** numeric(18, 6) as Postgres writes it -> integer micro-dollars, exactly. */
@@ -84,6 +94,7 @@ export class BudgetService {
   private readonly cache: IdentityCache;
   /** The cached lists, parsed once per text: every request reads its caller's. */
   private readonly lists = new ParsedTexts<ApplicableBudget[]>();
+  private readonly callerScopes = new Map<string, CallerScopes>();
 
   constructor(
     private readonly db: PluginDatabase,
@@ -101,12 +112,15 @@ export class BudgetService {
    * cached lists are read in one KV call; a scope missing from the cache is read from the database, and so is
    * every scope when the KV fails.
    */
-  async applicable(caller: CallerScope): Promise<ApplicableBudget[]> {
-    const scopes: Array<[BudgetScope, string | null]> = [['deployment', null]];
-    if (caller.organizationId) scopes.push(['organization', caller.organizationId]);
-    if (caller.departmentId) scopes.push(['department', caller.departmentId]);
-    if (caller.kind === 'api_key') scopes.push(['key', caller.id]);
-    const keys = scopes.map(([scope, id]) => listKey(caller.tenantId, scope, id));
+  applicable(caller: CallerScope): ApplicableBudget[] | Promise<ApplicableBudget[]> {
+    const scopes = this.scopesOf(caller);
+    // The in-process KV answers within the call: with every list cached, the common case, no promise at all.
+    const now = this.cache.mgetNow(scopes.keys);
+    if (now && !now.includes(null)) return this.joined(scopes, now);
+    return this.applicableRead(caller, scopes);
+  }
+
+  private async applicableRead(caller: CallerScope, { scopes, keys }: CallerScopes): Promise<ApplicableBudget[]> {
     const cached = await this.cache.mget(keys);
     const lists = scopes.map(([scope, id], i) => {
       const hit = cached?.[i];
@@ -114,9 +128,38 @@ export class BudgetService {
       if (hit == null) return this.load(caller.tenantId, scope, id, cached ? keys[i] : undefined);
       return this.lists.get(keys[i]!, hit);
     });
-    // Every list cached, the common case: nothing to wait for, no Promise.all.
-    if (!lists.some((list) => list instanceof Promise)) return (lists as ApplicableBudget[][]).flat();
     return (await Promise.all(lists)).flat();
+  }
+
+  /** The scopes whose budgets apply to a caller, and their list keys: made once per caller (the keys hashed once). */
+  private scopesOf(caller: CallerScope): CallerScopes {
+    const known = this.callerScopes.get(caller.id);
+    if (known && known.tenantId === caller.tenantId && known.organizationId === caller.organizationId
+      && known.departmentId === caller.departmentId && known.kind === caller.kind) return known;
+    const scopes: Array<[BudgetScope, string | null]> = [['deployment', null]];
+    if (caller.organizationId) scopes.push(['organization', caller.organizationId]);
+    if (caller.departmentId) scopes.push(['department', caller.departmentId]);
+    if (caller.kind === 'api_key') scopes.push(['key', caller.id]);
+    const made: CallerScopes = {
+      tenantId: caller.tenantId, organizationId: caller.organizationId, departmentId: caller.departmentId, kind: caller.kind,
+      scopes, keys: scopes.map(([scope, id]) => listKey(caller.tenantId, scope, id)),
+    };
+    if (this.callerScopes.size >= CALLERS_KEPT) this.callerScopes.clear();
+    this.callerScopes.set(caller.id, made);
+    return made;
+  }
+
+  /**
+   * The cached lists as one, in reservation order: the same array while the cached texts stay the same (the ledger
+   * keeps its order by array).
+   */
+  private joined(entry: CallerScopes, texts: ReadonlyArray<string | null>): ApplicableBudget[] {
+    const lists = entry.keys.map((key, i) => this.lists.get(key, texts[i]!));
+    const last = entry.last;
+    if (last && last.lists.length === lists.length && last.lists.every((list, i) => list === lists[i])) return last.joined;
+    const joined = lists.flat();
+    entry.last = { lists, joined };
+    return joined;
   }
 
   private async load(tenantId: string, scope: BudgetScope, scopeId: string | null, cacheKey: string | undefined): Promise<ApplicableBudget[]> {

@@ -61,7 +61,7 @@ export const budgetEndpoint: PluginEndpoint<BudgetService> = {
       const caller = ctx.state.gw.caller;
       if (!caller) throw new GatewayError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <API key>');
       const now = clock.now();
-      const applicable = (await budgets.applicable(caller)).sort(reservationOrder);
+      const applicable = [...(await budgets.applicable(caller))].sort(reservationOrder);
       const data = await Promise.all(applicable.map(async (budget): Promise<BudgetObject> => {
         const spent = Math.max(await budgets.ledger.spentMicros(budget, now), 0);
         const start = periodStart(budget.period, now);

@@ -109,7 +109,9 @@ export default definePlugin<BudgetPluginConfig, BudgetService>({
       // The list comes from the database when the KV fails, so only a database failure lands in this catch.
       let applicable: ApplicableBudget[];
       try {
-        applicable = await guard.run('budgets', () => budgets.applicable(caller));
+        // Within the call on the in-process KV (every list cached): no promise, no timer.
+        const found = guard.run('budgets', () => budgets.applicable(caller));
+        applicable = found instanceof Promise ? await found : found;
       } catch {
         if (closed) throw storeUnavailable();
         return next();

@@ -14,7 +14,7 @@ import type { PluginKv, PluginQueryable } from '../../core/pipeline/services.ts'
 import { StoreUnavailableError } from '../../core/store/deadline.ts';
 import { countersAdd, type CounterAdd, type CountersOutcome } from './counters.ts';
 import { settleOnce, type SettleOnceOutcome } from './settle-once.ts';
-import { counterTtlMs, periodStart, type BudgetPeriod, type BudgetScope } from './periods.ts';
+import { counterTtlMs, periodEnd, periodStart, type BudgetPeriod, type BudgetScope } from './periods.ts';
 
 /** A budget as requests see it. */
 export interface ApplicableBudget {
@@ -30,7 +30,10 @@ export interface ApplicableBudget {
 interface Counter {
   key: string;
   start: number;
-  ttlMs: number;
+  /** When the period ends (the next counter begins); Infinity for total. */
+  end: number;
+  /** The TTL the counter gets when it is created at `now`. */
+  ttlMs(now: number): number;
 }
 
 export interface Reservation {
@@ -76,17 +79,40 @@ function stillPresent(adds: readonly CounterAdd[], outcome: CountersOutcome): Co
 }
 
 export class BudgetLedger {
+  /**
+   * Each budget's counter for its current period. Budgets come from parsed texts every request shares
+   * (budgets.ts), so the same objects come back: their key is built and hashed once per period, not per request.
+   */
+  private readonly counters = new WeakMap<ApplicableBudget, Counter>();
+  /** A list of budgets in reservation order, per list: the same cached list comes back with every request. */
+  private readonly ordered = new WeakMap<readonly ApplicableBudget[], readonly ApplicableBudget[]>();
+
   constructor(private readonly db: PluginQueryable, private readonly kv: PluginKv) {}
 
   counter(budget: ApplicableBudget, now: number): Counter {
-    const start = periodStart(budget.period, now);
-    return { key: `budget:spend:${budget.id}:${start}`, start, ttlMs: counterTtlMs(budget.period, start, now) };
+    const known = this.counters.get(budget);
+    if (known && now >= known.start && now < known.end) return known;
+    const { period } = budget;
+    const start = periodStart(period, now);
+    const counter: Counter = {
+      key: `budget:spend:${budget.id}:${start}`, start, end: periodEnd(period, start) ?? Infinity,
+      ttlMs: (at) => counterTtlMs(period, start, at),
+    };
+    this.counters.set(budget, counter);
+    return counter;
+  }
+
+  private inOrder(budgets: readonly ApplicableBudget[]): readonly ApplicableBudget[] {
+    if (budgets.length < 2) return budgets;
+    let sorted = this.ordered.get(budgets);
+    if (!sorted) this.ordered.set(budgets, (sorted = [...budgets].sort(reservationOrder)));
+    return sorted;
   }
 
   /** Creates a missing counter from the usage records of its period. */
-  private async rebuild(budget: ApplicableBudget, counter: Counter): Promise<void> {
+  private async rebuild(budget: ApplicableBudget, counter: Counter, now: number): Promise<void> {
     const micros = await this.recordedMicros(budget, counter.start);
-    await this.kv.setIfAbsent(counter.key, String(micros), counter.ttlMs);
+    await this.kv.setIfAbsent(counter.key, String(micros), counter.ttlMs(now));
   }
 
   /** The cost the usage plugin recorded for the budget's scope since `start`, rounded per record as counters are. */
@@ -108,7 +134,7 @@ export class BudgetLedger {
     const counter = this.counter(budget, now);
     const value = await this.kv.get(counter.key);
     if (value !== null) return Number(value);
-    await this.rebuild(budget, counter);
+    await this.rebuild(budget, counter, now);
     return Number((await this.kv.get(counter.key)) ?? 0);
   }
 
@@ -119,7 +145,7 @@ export class BudgetLedger {
    * already over its limit.
    */
   reserve(budgets: readonly ApplicableBudget[], micros: number, now: number): ReserveOutcome | Promise<ReserveOutcome> {
-    const sorted = budgets.length > 1 ? [...budgets].sort(reservationOrder) : budgets;
+    const sorted = this.inOrder(budgets);
     const counters = sorted.map((budget) => this.counter(budget, now));
     const adds = counters.map((counter, i) => ({ key: counter.key, amount: micros, ceiling: sorted[i]!.limitMicros }));
     const reservation: Reservation = { micros, keys: counters.map((c) => c.key) };
@@ -128,11 +154,11 @@ export class BudgetLedger {
       const outcome = this.kv.runNow(countersAdd, adds);
       if (outcome.status !== 'missing') return reserved(outcome, sorted, reservation);
     }
-    return this.reserveRebuilding(sorted, counters, adds, reservation);
+    return this.reserveRebuilding(sorted, counters, adds, reservation, now);
   }
 
   private async reserveRebuilding(
-    sorted: readonly ApplicableBudget[], counters: readonly Counter[], adds: readonly CounterAdd[], reservation: Reservation,
+    sorted: readonly ApplicableBudget[], counters: readonly Counter[], adds: readonly CounterAdd[], reservation: Reservation, now: number,
   ): Promise<ReserveOutcome> {
     for (let attempt = 1; ; attempt++) {
       const outcome = await this.kv.run(countersAdd, adds).catch((err: unknown) => {
@@ -144,7 +170,7 @@ export class BudgetLedger {
       if (outcome.status !== 'missing') return reserved(outcome, sorted, reservation);
       // A counter that expires between its rebuild and the next call (a period ending) makes another round.
       if (attempt === MAX_REBUILDS) throw new Error(`budget counters keep vanishing: ${outcome.missing.map((i) => counters[i]!.key).join(', ')}`);
-      await Promise.all(outcome.missing.map((i) => this.rebuild(sorted[i]!, counters[i]!)));
+      await Promise.all(outcome.missing.map((i) => this.rebuild(sorted[i]!, counters[i]!, now)));
     }
   }
 

@@ -7,6 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { openKv, type KV } from '../../core/store/kv.ts';
+import { defineKvOperation } from '../../core/store/kv-operation.ts';
+import { MemoryKv } from '../../core/store/memory-kv.ts';
 import { redisPrefixes } from '../helpers/redis-prefixes.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
@@ -206,6 +208,38 @@ describe('memory instances', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+});
+
+describe('memory KV operations', () => {
+  test('an operation\'s set without a TTL changes the value and keeps the expiry; with one it sets a new expiry', async () => {
+    let now = 1_000_000;
+    const kv = new MemoryKv(() => now);
+    const put = defineKvOperation<{ key: string; value: string; ttlMs?: number }, string | null>({
+      name: 'test.put',
+      redis: { lua: 'return nil', keys: ({ key }) => [key], argv: () => [], parse: () => null },
+      memory: (access, { key, value, ttlMs }) => {
+        access.set(key, value, ttlMs);
+        return access.get(key);
+      },
+    });
+    try {
+      kv.runNow(put, { key: 'k', value: 'a', ttlMs: 1000 });
+      now += 500;
+      assert.equal(kv.runNow(put, { key: 'k', value: 'b' }), 'b');
+      now += 499;
+      assert.equal(await kv.get('k'), 'b');
+      now += 1;
+      assert.equal(await kv.get('k'), null, 'gone at the expiry set first');
+      kv.runNow(put, { key: 'k', value: 'c' });
+      now += 10 * 86_400_000;
+      assert.equal(await kv.get('k'), 'c', 'a new entry without a TTL never expires');
+      kv.runNow(put, { key: 'k', value: 'd', ttlMs: 10 });
+      now += 10;
+      assert.equal(await kv.get('k'), null, 'a TTL given to an existing entry applies');
+    } finally {
+      await kv.close();
     }
   });
 });
