@@ -51,6 +51,8 @@ export interface Context {
   launcher?: (node: string[]) => string[];
   /** Settings over a plugin's bench config (PLUGIN_CONFIG), e.g. usage's flushIntervalMs for bench/instructions.ts. */
   pluginConfig?: Record<string, Record<string, unknown>>;
+  /** Top-level config sections added to aigw's (e.g. `jobs`), for the timers bench/instructions.ts keeps out. */
+  configSections?: Record<string, Record<string, unknown>>;
   /** Another checkout's bin/aigw.js, to compare two builds in one run (bench/cpu-split.ts). */
   aigwBin?: string;
   /** Extra environment for aigw (e.g. AIGW_LOG_LEVEL), for experiments. */
@@ -228,7 +230,7 @@ export function fullPipeline(): string[] {
   return [...ORDER.filter((n) => names.includes(n)), ...names.filter((n) => !ORDER.includes(n))];
 }
 
-function aigwConfig(upstreamUrl: string, plugins: string[], storage: Record<string, unknown>, overrides: Context['pluginConfig'] = {}): string {
+function aigwConfig(upstreamUrl: string, plugins: string[], storage: Record<string, unknown>, overrides: Context['pluginConfig'] = {}, sections: Context['configSections'] = {}): string {
   const pricing = { input: 0.15, output: 0.6, cachedInput: 0.075 };
   const config = {
     server: { host: '127.0.0.1', shutdownTimeoutMs: 5000 },
@@ -246,6 +248,7 @@ function aigwConfig(upstreamUrl: string, plugins: string[], storage: Record<stri
         return settings ? { [name]: settings } : name;
       }),
     }],
+    ...sections,
   };
   return JSON.stringify(config, null, 2); // JSON is YAML
 }
@@ -309,7 +312,7 @@ async function startAigw(ctx: Context, id: VariantId, plugins: string[], shared:
     stores = `Postgres (fresh schema) + Redis (${storage.kvPrefix ? `key prefix ${String(storage.kvPrefix)}` : ctx.redisUrl})`;
   }
   const configFile = join(dir, 'bench.yaml');
-  writeFileSync(configFile, aigwConfig(ctx.upstreamUrl, plugins, storage, ctx.pluginConfig));
+  writeFileSync(configFile, aigwConfig(ctx.upstreamUrl, plugins, storage, ctx.pluginConfig, ctx.configSections));
   if (!shared) {
     // As a gateway runs after its first start: the data folder exists. A first start also runs PGlite's initdb,
     // whose memory stays resident for the life of the process (about 450 MB more RSS).
