@@ -39,7 +39,7 @@ interface CallerScopes extends Omit<CallerScope, 'id'> {
   scopes: Array<[BudgetScope, string | null]>;
   keys: string[];
   /** The lists last read for this caller and what they made. */
-  last?: { lists: ApplicableBudget[][]; joined: ApplicableBudget[] };
+  last?: { lists: ApplicableBudget[][]; joined: readonly ApplicableBudget[] };
 }
 
 /** Callers whose scopes are kept; past it the map starts again (busy callers come back at once). */
@@ -112,7 +112,7 @@ export class BudgetService {
    * cached lists are read in one KV call; a scope missing from the cache is read from the database, and so is
    * every scope when the KV fails.
    */
-  applicable(caller: CallerScope): ApplicableBudget[] | Promise<ApplicableBudget[]> {
+  applicable(caller: CallerScope): readonly ApplicableBudget[] | Promise<readonly ApplicableBudget[]> {
     const scopes = this.scopesOf(caller);
     // The in-process KV answers within the call: with every list cached, the common case, no promise at all.
     const now = this.cache.mgetNow(scopes.keys);
@@ -120,7 +120,7 @@ export class BudgetService {
     return this.applicableRead(caller, scopes);
   }
 
-  private async applicableRead(caller: CallerScope, { scopes, keys }: CallerScopes): Promise<ApplicableBudget[]> {
+  private async applicableRead(caller: CallerScope, { scopes, keys }: CallerScopes): Promise<readonly ApplicableBudget[]> {
     const cached = await this.cache.mget(keys);
     const lists = scopes.map(([scope, id], i) => {
       const hit = cached?.[i];
@@ -150,14 +150,14 @@ export class BudgetService {
   }
 
   /**
-   * The cached lists as one, in reservation order: the same array while the cached texts stay the same (the ledger
-   * keeps its order by array).
+   * The cached lists as one: the same array while the cached texts stay the same (the ledger keeps each array's
+   * reservation order), frozen since requests share it.
    */
-  private joined(entry: CallerScopes, texts: ReadonlyArray<string | null>): ApplicableBudget[] {
+  private joined(entry: CallerScopes, texts: ReadonlyArray<string | null>): readonly ApplicableBudget[] {
     const lists = entry.keys.map((key, i) => this.lists.get(key, texts[i]!));
     const last = entry.last;
     if (last && last.lists.length === lists.length && last.lists.every((list, i) => list === lists[i])) return last.joined;
-    const joined = lists.flat();
+    const joined = Object.freeze(lists.flat());
     entry.last = { lists, joined };
     return joined;
   }

@@ -107,7 +107,7 @@ export default definePlugin<BudgetPluginConfig, BudgetService>({
       if (!caller) throw new GatewayError('AUTH_REQUIRED', 'Authentication required: send Authorization: Bearer <API key>');
       // Which budgets apply needs only the caller: a caller without any is let through before its body is read.
       // The list comes from the database when the KV fails, so only a database failure lands in this catch.
-      let applicable: ApplicableBudget[];
+      let applicable: readonly ApplicableBudget[];
       try {
         // Within the call on the in-process KV (every list cached): no promise, no timer.
         const found = guard.run('budgets', () => budgets.applicable(caller));
