@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import { destination, pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
@@ -11,7 +12,27 @@ interface Sink {
   write(text: string): unknown;
   /** Starts writing what it holds, then calls back (sonic-boom: at once when it buffers nothing itself). */
   flush(callback: (err?: Error) => void): void;
+  /** Writes what it has queued before returning (sonic-boom: not a write already in flight on the thread pool). */
   flushSync(): void;
+}
+
+const STDOUT = 1;
+
+/** Up to this many 1 ms waits for a full pipe to take the lines held at exit. */
+const EXIT_WRITE_WAITS = 1000;
+
+/** Writes all of `text` to `fd` before returning, waiting out a full non-blocking pipe (EAGAIN). */
+export function writeAllSync(fd: number, text: string): void {
+  let rest = Buffer.from(text);
+  let waits = 0;
+  while (rest.length > 0) {
+    try {
+      rest = rest.subarray(writeSync(fd, rest));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || ++waits > EXIT_WRITE_WAITS) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+    }
+  }
 }
 
 /**
@@ -25,7 +46,12 @@ export class CoalescedLines implements DestinationStream {
   private heldBytes = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly sink: Sink) {}
+  /**
+   * `writeSync`: how flushSync writes the held lines, done when it returns. Passed through the sink's write instead,
+   * they would start an asynchronous write that an exiting process may never finish (sonic-boom's flushSync leaves
+   * a write in flight alone): about half the runs of a script that logged a burst and ran out of work lost it.
+   */
+  constructor(private readonly sink: Sink, private readonly writeSync: (text: string) => void) {}
 
   write(line: string): void {
     if (this.timer === undefined) {
@@ -44,10 +70,11 @@ export class CoalescedLines implements DestinationStream {
     if (callback) this.sink.flush(callback);
   }
 
-  /** What is held, and what the sink still has queued, written before this returns. */
+  /** What the sink still has queued, then what is held, written before this returns. */
   flushSync(): void {
-    this.release();
+    const text = this.take();
     this.sink.flushSync();
+    if (text !== '') this.writeSync(text);
   }
 
   private arm(): void {
@@ -63,21 +90,27 @@ export class CoalescedLines implements DestinationStream {
   }
 
   private release(): void {
-    if (this.held.length === 0) return;
+    const text = this.take();
+    if (text !== '') this.sink.write(text);
+  }
+
+  /** The held lines as one text ('' when none), no longer held. */
+  private take(): string {
+    if (this.held.length === 0) return '';
     const text = this.held.length === 1 ? this.held[0]! : this.held.join('');
     this.held = [];
     this.heldBytes = 0;
-    this.sink.write(text);
+    return text;
   }
 }
 
 export function createLogger(options: { level?: string; name?: string } = {}): Logger {
   // Asynchronous stdout: lines that arrive while a write is in flight go out together in the next one, off the
-  // event loop, and a stalled reader of stdout never blocks the gateway. At exit pino writes synchronously what that
-  // stream still has queued, and so does the hook below after the lines held here; a write already in flight on the
-  // thread pool when the process exits may be cut, as with any asynchronous stdout.
-  const stdout = destination({ dest: 1, sync: false });
-  const lines = new CoalescedLines(stdout);
+  // event loop, and a stalled reader of stdout never blocks the gateway. At exit the hook below writes synchronously
+  // what that stream still has queued, then the lines held here; a write already in flight on the thread pool when
+  // the process exits may be cut, as with any asynchronous stdout.
+  const stdout = destination({ dest: STDOUT, sync: false });
+  const lines = new CoalescedLines(stdout, (text) => writeAllSync(STDOUT, text));
   process.once('exit', () => {
     try {
       lines.flushSync();
