@@ -117,11 +117,12 @@ export class BudgetService {
     // The in-process KV answers within the call: with every list cached, the common case, no promise at all.
     const now = this.cache.mgetNow(scopes.keys);
     if (now && !now.includes(null)) return this.joined(scopes, now);
-    return this.applicableRead(caller, scopes);
+    return this.applicableRead(caller, scopes, now);
   }
 
-  private async applicableRead(caller: CallerScope, { scopes, keys }: CallerScopes): Promise<readonly ApplicableBudget[]> {
-    const cached = await this.cache.mget(keys);
+  /** `read`: the cached lists when the in-process KV gave them already (some missing); read here otherwise. */
+  private async applicableRead(caller: CallerScope, { scopes, keys }: CallerScopes, read: Array<string | null> | undefined): Promise<readonly ApplicableBudget[]> {
+    const cached = read ?? await this.cache.mget(keys);
     const lists = scopes.map(([scope, id], i) => {
       const hit = cached?.[i];
       // Not cached: read and cache it. The KV failed: read it, and leave the KV alone until it answers.
@@ -144,7 +145,7 @@ export class BudgetService {
       tenantId: caller.tenantId, organizationId: caller.organizationId, departmentId: caller.departmentId, kind: caller.kind,
       scopes, keys: scopes.map(([scope, id]) => listKey(caller.tenantId, scope, id)),
     };
-    if (this.callerScopes.size >= CALLERS_KEPT) this.callerScopes.clear();
+    if (!known && this.callerScopes.size >= CALLERS_KEPT) this.callerScopes.clear();
     this.callerScopes.set(caller.id, made);
     return made;
   }
