@@ -18,6 +18,8 @@ interface Registered {
 export class StageList {
   current = -1;
   readonly entries: Registered[] = [];
+  /** Time spent in each position's wrapper (the dispatcher's after the last plugin's), ms, for pluginMs. */
+  readonly spent: number[] = [];
 
   add(stage: ResponseStage): void {
     this.entries.push({ plugin: this.current, stage });
@@ -44,26 +46,20 @@ export function attachStages(gw: GatewayState, list: StageList): void {
 /**
  * Wraps the plugin at `position`: its stage registrations are attributed to it, its result stages applied as it
  * returns, and its own time (from entry to return, minus the time spent downstream of it) noted in
- * gw.observed.pluginMs for the overhead metric.
+ * gw.observed.pluginMs for the overhead metric. What is downstream of a plugin is the next plugin's wrapper, whose
+ * time is in the request's StageList: only the last plugin's `next` (the dispatcher) is timed by a wrapper of its
+ * own (koa-compose lets a middleware call next once). A timed `next` per plugin was an async closure and a promise
+ * more per plugin and request.
  */
-export function positioned(position: number, middleware: GatewayMiddleware): GatewayMiddleware {
+export function positioned(position: number, middleware: GatewayMiddleware, last: boolean): GatewayMiddleware {
   return async (ctx: GatewayContext, next) => {
     const list = (ctx.state.gw as WithStages)[STAGES];
     if (!list) return middleware(ctx, next);
     const gw = ctx.state.gw;
     const entered = performance.now();
-    let downstream = 0;
     list.current = position;
     try {
-      await middleware(ctx, async () => {
-        const left = performance.now();
-        try {
-          await next();
-        } finally {
-          downstream += performance.now() - left;
-        }
-        list.current = position;
-      });
+      await middleware(ctx, last ? timedNext(list, position, next) : next);
       list.current = position - 1;
       if (!gw.result || gw.stream) return;
       for (let i = list.entries.length - 1; i >= 0; i--) {
@@ -73,7 +69,24 @@ export function positioned(position: number, middleware: GatewayMiddleware): Gat
         if (replaced) gw.result = replaced;
       }
     } finally {
-      gw.observed.pluginMs[position] = performance.now() - entered - downstream;
+      // Control goes back to the plugin before this one, whether this one returned or threw.
+      list.current = position - 1;
+      const spent = performance.now() - entered;
+      list.spent[position] = spent;
+      gw.observed.pluginMs[position] = spent - (list.spent[position + 1] ?? 0);
+    }
+  };
+}
+
+/** The last plugin's `next`: the dispatcher, timed as the time downstream of that plugin. */
+function timedNext(list: StageList, position: number, next: () => Promise<unknown>): () => Promise<void> {
+  return async () => {
+    const left = performance.now();
+    try {
+      await next();
+    } finally {
+      list.spent[position + 1] = performance.now() - left;
+      list.current = position;
     }
   };
 }

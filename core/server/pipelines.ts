@@ -58,7 +58,7 @@ export async function setupPipelines(
         `${label} did not finish its setup within ${config.server.pluginSetupTimeoutMs} ms`,
       );
       if (typeof middleware !== 'function') throw new Error(`${label}: setup must return a middleware function`);
-      chain.push(positioned(position, middleware));
+      chain.push(positioned(position, middleware, position === pipeline.plugins.length - 1));
     }
     built.set(pipeline.name, chain);
   }
