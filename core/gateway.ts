@@ -195,7 +195,10 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   const retrieval = createRetrievalService({ db, embeddings, now: clock.now });
   const pluginServices: PluginServices = {
     config, db, kv, logger, clock,
-    identity: { authenticate: (credential) => identity.authenticator.authenticate(credential) },
+    identity: {
+      authenticate: (credential) => identity.authenticator.authenticate(credential),
+      authenticateNow: (credential) => identity.authenticator.authenticateNow(credential),
+    },
     embeddings,
     retrieval,
     onClose: (hook) => closeHooks.push(hook),

@@ -168,17 +168,27 @@ export class ApiKeyService {
   }
 
   /** The record for a presented key, or null when no such key exists. Status is the caller's to judge. */
-  async lookup(presented: string): Promise<ApiKeyRecord | null> {
-    const hash = hashKey(presented);
+  async lookup(presented: string, hash = hashKey(presented)): Promise<ApiKeyRecord | null> {
     const cached = await this.cache.get(CACHE_PREFIX + hash);
-    if (cached) {
-      const entry = this.parsed.get(hash, cached);
-      return sameHash(entry.hash, hash) ? entry.record : null;
-    }
+    if (cached) return this.fromCache(hash, cached);
     const [row] = await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE key_hash = $1', [hash]);
     const record = row && sameHash(row.key_hash, hash) ? toRecord(row) : null;
     await this.cache.set(CACHE_PREFIX + hash, JSON.stringify({ hash, record } satisfies CachedKey), this.cacheTtlMs);
     return record;
+  }
+
+  /**
+   * lookup answered within the call when the key's entry is in the in-process KV; undefined when it is not
+   * (absent, or a KV that answers with a promise): lookup then reads it, or the database.
+   */
+  lookupNow(hash: string): ApiKeyRecord | null | undefined {
+    const cached = this.cache.getNow(CACHE_PREFIX + hash);
+    return cached ? this.fromCache(hash, cached) : undefined;
+  }
+
+  private fromCache(hash: string, cached: string): ApiKeyRecord | null {
+    const entry = this.parsed.get(hash, cached);
+    return sameHash(entry.hash, hash) ? entry.record : null;
   }
 
   /** Notes that a key was used now; written to the database in batches, not per request. */

@@ -4,8 +4,8 @@
  * `access_token` cookie. A JWT in x-api-key is ignored, as the spec says.
  */
 import { GatewayError } from '../errors.ts';
-import type { Caller, Credential } from '../pipeline/caller.ts';
-import { KEY_PREFIX, type ApiKeyService } from './api-keys.ts';
+import type { Caller, Credential, EffectivePolicy } from '../pipeline/caller.ts';
+import { hashKey, KEY_PREFIX, type ApiKeyRecord, type ApiKeyService } from './api-keys.ts';
 import { bearerToken } from './bearer.ts';
 import type { Directory } from './directory.ts';
 import type { JwtIdentity, JwtVerifier } from './jwt.ts';
@@ -56,6 +56,15 @@ export interface AuthenticatorDeps {
   now: () => number;
 }
 
+const expired = (key: ApiKeyRecord, at: number): boolean => key.expiresAt !== null && Date.parse(key.expiresAt) <= at;
+
+/** An unknown, revoked or expired key is refused (an active key past its expiry is marked expired first). */
+function refuseUnusable(key: ApiKeyRecord | null, at: number): asserts key is ApiKeyRecord {
+  if (!key) throw new GatewayError('AUTH_INVALID_API_KEY', 'Invalid API key');
+  if (key.status === 'revoked') throw new GatewayError('AUTH_API_KEY_REVOKED', 'API key has been revoked');
+  if (key.status === 'expired' || expired(key, at)) throw new GatewayError('AUTH_API_KEY_EXPIRED', 'API key has expired');
+}
+
 export class Authenticator {
   constructor(private readonly deps: AuthenticatorDeps) {}
 
@@ -69,18 +78,35 @@ export class Authenticator {
     return this.deps.jwt.verify(token);
   }
 
+  /**
+   * authenticate answered within the call: an API key whose entry (and its units') is in the in-process KV, and
+   * that needs no write (a key found expired is marked so by authenticate). Undefined otherwise: authenticate then
+   * answers. Throws as authenticate rejects.
+   */
+  authenticateNow(credential: Credential): Caller | undefined {
+    if (credential.kind !== 'api_key') return undefined;
+    const { apiKeys, directory, now } = this.deps;
+    const key = apiKeys.lookupNow(hashKey(credential.value));
+    if (key === undefined) return undefined;
+    const at = now();
+    if (key && key.status === 'active' && expired(key, at)) return undefined;
+    refuseUnusable(key, at);
+    const policy = directory.policyForNow(key);
+    return policy === undefined ? undefined : this.keyCaller(key, policy, at);
+  }
+
   private async apiKeyCaller(presented: string): Promise<Caller> {
     const { apiKeys, directory, now } = this.deps;
     const key = await apiKeys.lookup(presented);
-    if (!key) throw new GatewayError('AUTH_INVALID_API_KEY', 'Invalid API key');
-    if (key.status === 'revoked') throw new GatewayError('AUTH_API_KEY_REVOKED', 'API key has been revoked');
-    if (key.status === 'expired' || (key.expiresAt !== null && Date.parse(key.expiresAt) <= now())) {
-      if (key.status === 'active') await apiKeys.markExpired(key);
-      throw new GatewayError('AUTH_API_KEY_EXPIRED', 'API key has expired');
-    }
-    const policy = await directory.policyFor(key);
+    const at = now();
+    if (key && key.status === 'active' && expired(key, at)) await apiKeys.markExpired(key);
+    refuseUnusable(key, at);
+    return this.keyCaller(key, await directory.policyFor(key), at);
+  }
+
+  private keyCaller(key: ApiKeyRecord, policy: EffectivePolicy | null, at: number): Caller {
     if (!policy) throw new GatewayError('AUTH_FORBIDDEN', 'The organization or department of this API key no longer exists');
-    apiKeys.touch(key, now());
+    this.deps.apiKeys.touch(key, at);
     return {
       kind: 'api_key',
       id: key.id,

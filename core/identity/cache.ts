@@ -22,6 +22,18 @@ export const readMany = defineKvOperation<readonly string[], Array<string | null
   memory: (kv, keys) => keys.map((key) => kv.get(key)),
 });
 
+/** GET as a KV operation: one cached value read within the call by the in-process KV (IdentityCache.getNow). */
+export const readOne = defineKvOperation<string, string | null>({
+  name: 'identity.readOne',
+  redis: {
+    lua: "return redis.call('GET', KEYS[1])",
+    keys: (key) => [key],
+    argv: () => [],
+    parse: (reply) => (reply as string | null) ?? null,
+  },
+  memory: (kv, key) => kv.get(key),
+});
+
 const LOG_EVERY_MS = 60_000;
 
 export class IdentityCache {
@@ -53,6 +65,20 @@ export class IdentityCache {
   async mget(keys: readonly string[]): Promise<Array<string | null> | undefined> {
     try {
       return await this.kv.mget(keys);
+    } catch (err) {
+      this.failed(err);
+      return undefined;
+    }
+  }
+
+  /**
+   * get answered within the call, by a KV that can (the in-process one): no promise on the request path.
+   * Undefined when the KV cannot, or failed (then get's rules apply: the database answers).
+   */
+  getNow(key: string): string | null | undefined {
+    if (!this.kv.runNow) return undefined;
+    try {
+      return this.kv.runNow(readOne, key);
     } catch (err) {
       this.failed(err);
       return undefined;

@@ -90,6 +90,9 @@ interface CachedUnit {
 const unitKey = (kind: 'org' | 'dept', id: string) => `directory:${kind}:${id}`;
 const tenantKey = (id: string) => `directory:tenant:${id}`;
 
+/** Who a policy is asked for: an API key or a JWT identity. */
+type Member = { tenantId: string; organizationId: string | null; departmentId: string | null };
+
 export class Directory {
   private readonly cache: IdentityCache;
   /** Cached units parsed once per text: a key in an organization reads its units on every request. */
@@ -211,18 +214,42 @@ export class Directory {
    * The policy for a caller in this organization and department, checked against the caller's tenant: null
    * when either unit does not exist there (a credential naming it is not valid).
    */
-  async policyFor(member: { tenantId: string; organizationId: string | null; departmentId: string | null }): Promise<EffectivePolicy | null> {
+  async policyFor(member: Member): Promise<EffectivePolicy | null> {
     if (!member.organizationId) return member.departmentId ? null : effectivePolicy([]);
     const org = await this.unit('org', member.organizationId);
     if (!org || org.tenantId !== member.tenantId) return null;
+    return this.policyOf(member, org, member.departmentId ? await this.unit('dept', member.departmentId) : null);
+  }
+
+  /**
+   * policyFor answered within the call when the units are in the in-process KV; undefined when one is not (absent,
+   * or a KV that answers with a promise): policyFor then reads it, or the database.
+   */
+  policyForNow(member: Member): EffectivePolicy | null | undefined {
+    if (!member.organizationId) return member.departmentId ? null : effectivePolicy([]);
+    const org = this.unitNow('org', member.organizationId);
+    if (org === undefined) return undefined;
+    if (!org || org.tenantId !== member.tenantId) return null;
+    if (!member.departmentId) return this.policyOf(member, org, null);
+    const dept = this.unitNow('dept', member.departmentId);
+    return dept === undefined ? undefined : this.policyOf(member, org, dept);
+  }
+
+  /** The member's policy from its organization (in its tenant) and department, made once per pair of units. */
+  private policyOf(member: Member, org: CachedUnit, dept: CachedUnit | null): EffectivePolicy | null {
     let known = this.policies.get(org);
     if (!known) this.policies.set(org, (known = { withDepartment: new WeakMap() }));
     if (!member.departmentId) return (known.alone ??= effectivePolicy([org.policy]));
-    const dept = await this.unit('dept', member.departmentId);
     if (!dept || dept.organizationId !== member.organizationId) return null;
     let policy = known.withDepartment.get(dept);
     if (!policy) known.withDepartment.set(dept, (policy = effectivePolicy([org.policy, dept.policy])));
     return policy;
+  }
+
+  private unitNow(kind: 'org' | 'dept', id: string): CachedUnit | null | undefined {
+    const key = unitKey(kind, id);
+    const cached = this.cache.getNow(key);
+    return typeof cached === 'string' ? this.units.get(key, cached) : undefined;
   }
 
   /** A unit from the cache (shared and frozen when parsed from it), else from the database. */

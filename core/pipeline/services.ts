@@ -62,6 +62,11 @@ export interface PluginKv {
 export interface IdentityService {
   /** A presented credential -> the caller, or a 401/403 GatewayError. */
   authenticate(credential: Credential): Promise<Caller>;
+  /**
+   * The same answer within the call when it needs no I/O (an API key cached in the in-process KV), else undefined:
+   * call authenticate then. Throws the errors authenticate rejects with. Optional: a plugin must fall back.
+   */
+  authenticateNow?(credential: Credential): Caller | undefined;
 }
 
 export interface PluginServices {

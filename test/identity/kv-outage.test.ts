@@ -22,9 +22,13 @@ describe('a KV outage', () => {
   const chat = (headers: Record<string, string>) =>
     postJson(`${gw.url}/v1/chat/completions`, { model: 'plain', messages: [{ role: 'user', content: 'hi' }] }, headers);
   const breakKv = () => {
-    const saved = { get: kv.get, set: kv.set, del: kv.del };
+    // Every way in fails, the in-process KV's calls within the call (runNow) included, as on an unreachable Redis.
+    const saved = { get: kv.get, set: kv.set, del: kv.del, mget: kv.mget, run: kv.run, runNow: kv.runNow };
     const down = () => Promise.reject(new Error('connect ECONNREFUSED (simulated)'));
-    Object.assign(kv, { get: down, set: down, del: down });
+    const downNow = () => {
+      throw new Error('connect ECONNREFUSED (simulated)');
+    };
+    Object.assign(kv, { get: down, set: down, del: down, mget: down, run: down, runNow: downNow });
     restore = () => Object.assign(kv, saved);
   };
   const jwt = (jti: string) => new SignJWT({ tenantId: 'default', type: 'access' })
