@@ -6,7 +6,7 @@
 import type { ChatCompletionRequest, ChatMessage, Usage } from './chat.ts';
 import { embeddingInputs, type EmbeddingsRequest } from './embeddings.ts';
 import type { RerankRequest } from './rerank.ts';
-import { loadTokenizer } from './tokenizer.ts';
+import { loadTokenizer, tokenizerNow } from './tokenizer.ts';
 
 type Counter = (text: string) => number;
 
@@ -39,22 +39,49 @@ function messageText(message: ChatMessage): string {
 // keyed by every request's body grew and rehashed its table, and the collector traced its entries as ephemerons.
 const ESTIMATE = Symbol('aigw.estimate');
 
-type Estimated = (ChatCompletionRequest | EmbeddingsRequest | RerankRequest) & { [ESTIMATE]?: Promise<number> };
+/** The same count as a number, when it was made within the call (cachedCountNow). */
+const COUNTED = Symbol('aigw.counted');
 
-function cachedCount(body: ChatCompletionRequest | EmbeddingsRequest | RerankRequest, count: () => Promise<number>): Promise<number> {
+type Body = ChatCompletionRequest | EmbeddingsRequest | RerankRequest;
+type Estimated = Body & { [ESTIMATE]?: Promise<number>; [COUNTED]?: number };
+
+function remember(body: Body, key: typeof ESTIMATE | typeof COUNTED, value: Promise<number> | number): void {
+  if (Object.isExtensible(body)) Object.defineProperty(body, key, { value, enumerable: false, configurable: true });
+}
+
+function cachedCount<B extends Body>(body: B, count: (body: B, counter: Counter) => number): Promise<number> {
   const known = (body as Estimated)[ESTIMATE];
   if (known) return known;
-  const estimate = count();
-  if (Object.isExtensible(body)) Object.defineProperty(body, ESTIMATE, { value: estimate, enumerable: false, configurable: true });
+  const counted = (body as Estimated)[COUNTED];
+  const estimate = counted !== undefined ? Promise.resolve(counted) : loadCounter().then((counter) => count(body, counter));
+  remember(body, ESTIMATE, estimate);
   return estimate;
 }
 
-export function estimatePromptTokens(request: ChatCompletionRequest): Promise<number> {
-  return cachedCount(request, () => countPromptTokens(request));
+/**
+ * The count within the call once the tokenizer is loaded (undefined before: cachedCount then loads it). A body
+ * counted asynchronously before is counted again here, once: that happens only while the tokenizer loads.
+ */
+function cachedCountNow<B extends Body>(body: B, count: (body: B, counter: Counter) => number): number | undefined {
+  const known = (body as Estimated)[COUNTED];
+  if (known !== undefined) return known;
+  const counter = tokenizerNow()?.count;
+  if (!counter) return undefined;
+  const counted = count(body, counter);
+  remember(body, COUNTED, counted);
+  return counted;
 }
 
-async function countPromptTokens(request: ChatCompletionRequest): Promise<number> {
-  const count = await loadCounter();
+export function estimatePromptTokens(request: ChatCompletionRequest): Promise<number> {
+  return cachedCount(request, promptTokens);
+}
+
+/** estimatePromptTokens within the call, once the tokenizer is loaded; undefined before. */
+export function estimatePromptTokensNow(request: ChatCompletionRequest): number | undefined {
+  return cachedCountNow(request, promptTokens);
+}
+
+function promptTokens(request: ChatCompletionRequest, count: Counter): number {
   let tokens = TOKENS_PER_REPLY;
   for (const message of request.messages) tokens += TOKENS_PER_MESSAGE + count(messageText(message));
   if (request.tools && request.tools.length > 0) tokens += count(JSON.stringify(request.tools));
@@ -64,7 +91,7 @@ async function countPromptTokens(request: ChatCompletionRequest): Promise<number
 export async function estimateUsage(request: ChatCompletionRequest, completionText: string): Promise<Usage> {
   const count = await loadCounter();
   // Counted again: this is the prompt as sent, after every plugin had its say.
-  const prompt = await countPromptTokens(request);
+  const prompt = promptTokens(request, count);
   const completion = completionText === '' ? 0 : count(completionText);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
@@ -74,12 +101,18 @@ export async function estimateUsage(request: ChatCompletionRequest, completionTe
  * texts alone). Counted once per body, as the chat prompt is.
  */
 export function estimateEmbeddingsTokens(request: EmbeddingsRequest): Promise<number> {
-  return cachedCount(request, async () => {
-    const count = await loadCounter();
-    let tokens = 0;
-    for (const input of embeddingInputs(request)) tokens += count(input);
-    return tokens;
-  });
+  return cachedCount(request, embeddingsTokens);
+}
+
+/** estimateEmbeddingsTokens within the call, once the tokenizer is loaded; undefined before. */
+export function estimateEmbeddingsTokensNow(request: EmbeddingsRequest): number | undefined {
+  return cachedCountNow(request, embeddingsTokens);
+}
+
+function embeddingsTokens(request: EmbeddingsRequest, count: Counter): number {
+  let tokens = 0;
+  for (const input of embeddingInputs(request)) tokens += count(input);
+  return tokens;
 }
 
 /**
@@ -87,10 +120,16 @@ export function estimateEmbeddingsTokens(request: EmbeddingsRequest): Promise<nu
  * per document (as Voyage defines a rerank's total tokens), plus every document once.
  */
 export function estimateRerankTokens(request: RerankRequest): Promise<number> {
-  return cachedCount(request, async () => {
-    const count = await loadCounter();
-    let tokens = count(request.query) * request.documents.length;
-    for (const document of request.documents) tokens += count(document);
-    return tokens;
-  });
+  return cachedCount(request, rerankTokens);
+}
+
+/** estimateRerankTokens within the call, once the tokenizer is loaded; undefined before. */
+export function estimateRerankTokensNow(request: RerankRequest): number | undefined {
+  return cachedCountNow(request, rerankTokens);
+}
+
+function rerankTokens(request: RerankRequest, count: Counter): number {
+  let tokens = count(request.query) * request.documents.length;
+  for (const document of request.documents) tokens += count(document);
+  return tokens;
 }

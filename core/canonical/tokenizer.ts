@@ -50,10 +50,17 @@ function rememberedCounts(count: (text: string) => number): (text: string) => nu
 let tokenizer: Promise<Tokenizer> | undefined;
 
 export function loadTokenizer(): Promise<Tokenizer> {
-  tokenizer ??= BytePairEncoding.loadO200k().then((encoding) => ({
+  tokenizer ??= BytePairEncoding.loadO200k().then((encoding) => (loaded = {
     count: rememberedCounts((text) => encoding.count(text)),
     pieces: (text) => encoding.pieces(text),
     decode: (tokens) => encoding.decode(tokens),
   }));
   return tokenizer;
+}
+
+let loaded: Tokenizer | undefined;
+
+/** The tokenizer once loadTokenizer has loaded it, else undefined: counts on the request path without a promise. */
+export function tokenizerNow(): Tokenizer | undefined {
+  return loaded;
 }

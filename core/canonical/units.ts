@@ -14,7 +14,9 @@ import type { AudioUsage } from './audio.ts';
 import type { ImageUsage } from './image.ts';
 import type { CanonicalRequest, CanonicalResult, Modality, Usage } from './chat.ts';
 import type { PricedUsage } from './pricing.ts';
-import { estimateEmbeddingsTokens, estimatePromptTokens, estimateRerankTokens } from './estimate.ts';
+import {
+  estimateEmbeddingsTokens, estimateEmbeddingsTokensNow, estimatePromptTokens, estimatePromptTokensNow, estimateRerankTokens, estimateRerankTokensNow,
+} from './estimate.ts';
 import { searchUnitsFor } from './rerank.ts';
 
 /** The modality of each dispatch route, for requests whose body never parsed (a 400 is recorded too). */
@@ -54,6 +56,16 @@ export function estimateInputTokens(request: CanonicalRequest): Promise<number> 
     case 'embeddings': return estimateEmbeddingsTokens(request.body);
     case 'rerank': return estimateRerankTokens(request.body);
     case 'transcription': case 'translation': case 'speech': case 'image': case 'video': return Promise.resolve(0);
+  }
+}
+
+/** estimateInputTokens within the call, once the tokenizer is loaded; undefined before (then call estimateInputTokens). */
+export function estimateInputTokensNow(request: CanonicalRequest): number | undefined {
+  switch (request.modality) {
+    case 'chat': return estimatePromptTokensNow(request.body);
+    case 'embeddings': return estimateEmbeddingsTokensNow(request.body);
+    case 'rerank': return estimateRerankTokensNow(request.body);
+    case 'transcription': case 'translation': case 'speech': case 'image': case 'video': return 0;
   }
 }
 

@@ -55,6 +55,9 @@ export interface DispatcherDeps extends CallDeps {
 /** The spec's built-ins the gateway answers itself rather than mapping to a provider's native tool. */
 const GATEWAY_TOOLS: readonly BuiltInToolName[] = ['file_search'];
 
+const namesGatewayTool = (request: ChatCompletionRequest): boolean =>
+  request.tools !== undefined && request.tools.some((t) => t.type === 'built_in' && GATEWAY_TOOLS.includes(t.built_in));
+
 async function applyGatewayTools(deps: DispatcherDeps, request: ChatCompletionRequest, gw: GatewayState): Promise<ChatCompletionRequest> {
   let current = request;
   for (const name of GATEWAY_TOOLS) {
@@ -140,9 +143,10 @@ export function createDispatcher(deps: DispatcherDeps): GatewayMiddleware {
   return async (ctx) => {
     const gw = ctx.state.gw;
     if (gw.result || gw.stream) return; // answered early by a plugin
-    const request = await gw.request();
+    // Read already by a plugin (ratelimit, budget), most often: no await then.
+    const request = gw.canonical ?? await gw.request();
     const { targets } = pinned(deps.routing.resolve(request.model, gw.caller?.policy), request);
-    if (request.modality === 'chat') request.body = await applyGatewayTools(deps, request.body, gw);
+    if (request.modality === 'chat' && namesGatewayTool(request.body)) request.body = await applyGatewayTools(deps, request.body, gw);
     const modality = modalityCall(deps, request, gw.caller);
     let lastError: unknown;
     // A refusal only a translator could make (a parameter this provider lacks): the next target may serve it.

@@ -9,7 +9,9 @@ import type { GatewayConfig, ModelConfig } from '../../core/config/types.ts';
 import { allowsModel, overriddenModel, type EffectivePolicy } from '../../core/identity/policy.ts';
 import { costUsd, isPriced, toMicroUsd, type PricedUsage, type Pricing } from '../../core/canonical/pricing.ts';
 import { speechCharacters } from '../../core/canonical/audio.ts';
-import { estimateAudioSeconds, estimateInputTokens, estimateSearchUnits, meteredAsAnswered, meteredResult, pricedUsage } from '../../core/canonical/units.ts';
+import {
+  estimateAudioSeconds, estimateInputTokens, estimateInputTokensNow, estimateSearchUnits, meteredAsAnswered, meteredResult, pricedUsage, type Metered,
+} from '../../core/canonical/units.ts';
 
 export type ModelPrice =
   /** Not a model this caller can use: routing refuses it, nothing to reserve. */
@@ -61,22 +63,29 @@ export function costMicros(pricing: Pricing, usage: PricedUsage): number {
  *   `videoSecond`. The request that starts a job settles to nothing: the job is charged its real seconds when it
  *   completes (metered work), so the reservation only gates the start.
  */
-export async function estimateMicros(price: Extract<ModelPrice, { kind: 'priced' }>, request: CanonicalRequest, defaultCompletionTokens: number): Promise<number> {
+export function estimateMicros(price: Extract<ModelPrice, { kind: 'priced' }>, request: CanonicalRequest, defaultCompletionTokens: number): number | Promise<number> {
+  const counted = request.modality === 'chat' || request.modality === 'embeddings' || (request.modality === 'rerank' && price.pricing.input);
+  if (!counted) return pricedEstimate(price, request, defaultCompletionTokens, 0);
+  // Counted within the call once the tokenizer is loaded (and once per body: ratelimit's count is reused).
+  const tokens = estimateInputTokensNow(request);
+  if (tokens !== undefined) return pricedEstimate(price, request, defaultCompletionTokens, tokens);
+  return estimateInputTokens(request).then((later) => pricedEstimate(price, request, defaultCompletionTokens, later));
+}
+
+/** The reservation given the input's tokens (0 where the modality counts none). */
+function pricedEstimate(price: Extract<ModelPrice, { kind: 'priced' }>, request: CanonicalRequest, defaultCompletionTokens: number, tokens: number): number {
   const { pricing } = price;
   switch (request.modality) {
     case 'chat': {
       const { body } = request;
-      const prompt = await estimateInputTokens(request);
       const perChoice = body.max_completion_tokens ?? body.max_tokens ?? price.model.max_output_tokens ?? defaultCompletionTokens;
       const choices = typeof body.n === 'number' && body.n > 1 ? body.n : 1;
-      return costMicros(pricing, { prompt_tokens: prompt, completion_tokens: perChoice * choices });
+      return costMicros(pricing, { prompt_tokens: tokens, completion_tokens: perChoice * choices });
     }
     case 'embeddings':
-      return costMicros(pricing, { prompt_tokens: await estimateInputTokens(request), completion_tokens: 0 });
-    case 'rerank': {
-      const tokens = pricing.input ? await estimateInputTokens(request) : 0;
+      return costMicros(pricing, { prompt_tokens: tokens, completion_tokens: 0 });
+    case 'rerank':
       return costMicros(pricing, { prompt_tokens: tokens, completion_tokens: 0, search_units: estimateSearchUnits(request.body.documents.length) });
-    }
     case 'transcription': case 'translation':
       return costMicros(pricing, { prompt_tokens: 0, completion_tokens: 0, audio_seconds: estimateAudioSeconds(request.body.audio.bytes.length) });
     case 'speech':
@@ -95,11 +104,16 @@ export const VIDEO_ESTIMATE_SECONDS = 10;
  * The cost of a complete answer, as the usage plugin records it: its tokens (reported, or estimated for
  * embeddings) and search units. A chat answer without usage keeps the estimate, as before any modality existed.
  */
-export async function answerMicros(pricing: Pricing, request: CanonicalRequest, result: CanonicalResult | undefined, estimate: number): Promise<number> {
+export function answerMicros(pricing: Pricing, request: CanonicalRequest, result: CanonicalResult | undefined, estimate: number): number | Promise<number> {
   if (!result) return estimate;
   if (result.object === 'video.generation') return 0;
-  // What the answer says it used, without a promise; only an embeddings answer without usage is counted.
-  const metered = meteredAsAnswered(request, result, false) ?? await meteredResult(request, result, false);
+  // What the answer says it used, within the call; only an embeddings answer without usage is counted first.
+  const metered = meteredAsAnswered(request, result, false);
+  if (metered) return meteredMicros(pricing, metered, estimate);
+  return meteredResult(request, result, false).then((counted) => meteredMicros(pricing, counted, estimate));
+}
+
+function meteredMicros(pricing: Pricing, metered: Metered, estimate: number): number {
   const { usage, searchUnits, audioSeconds, characters, images } = metered;
   if (!usage && searchUnits === 0 && audioSeconds === 0 && characters === 0 && images === 0) return estimate;
   return costMicros(pricing, pricedUsage(metered));

@@ -130,7 +130,8 @@ export default definePlugin<BudgetPluginConfig, BudgetService>({
         return next();
       }
 
-      const request = await gw.request();
+      // Read already by a plugin before this one (ratelimit's token estimate), most often: no await then.
+      const request = gw.canonical ?? await gw.request();
       const price = modelPrice(services.config, caller.policy, request.model);
       // An unknown or disallowed model is refused by routing; nothing is reserved for it.
       if (price.kind === 'unroutable') return next();
@@ -148,7 +149,8 @@ export default definePlugin<BudgetPluginConfig, BudgetService>({
         return next();
       }
 
-      const estimate = await estimateMicros(price, request, config.defaultCompletionTokens);
+      const estimating = estimateMicros(price, request, config.defaultCompletionTokens);
+      const estimate = typeof estimating === 'number' ? estimating : await estimating;
       let reservation: Reservation;
       // On the in-process KV the reservation is made within the call; elsewhere it is a call that may time out.
       let reserving: ReserveOutcome | Promise<ReserveOutcome> | undefined;
@@ -193,7 +195,8 @@ export default definePlugin<BudgetPluginConfig, BudgetService>({
         gw.stage({ complete: (outcome) => void settle(streamMicros(outcome, cost, estimate)) });
         return;
       }
-      const settling = settle(await answerMicros(price.pricing, request, gw.result, estimate));
+      const answered = answerMicros(price.pricing, request, gw.result, estimate);
+      const settling = settle(typeof answered === 'number' ? answered : await answered);
       if (settling) await settling;
     };
   },

@@ -29,31 +29,68 @@ export interface Admission {
   storeFailed: boolean;
 }
 
-export async function admitAll(kv: PluginKv, guard: StoreGuard, planned: readonly PlannedWindow[], tokens: TokenReservation, closed: boolean): Promise<Admission> {
+/**
+ * Admits every window of the request. On the in-process KV, with the body read and the tokenizer loaded (or no
+ * token window), the admission comes within the call: no promise.
+ */
+export function admitAll(kv: PluginKv, guard: StoreGuard, planned: readonly PlannedWindow[], tokens: TokenReservation, closed: boolean): Admission | Promise<Admission> {
   // A token window's cost is the estimate, so the body is read before the call: a 400 or 413 from it ends the
   // request with nothing consumed. Endpoints without a canonical body are counted by their request limits only.
+  if (tokens.applies && planned.some((window) => window.name === 'tokensPerDay')) {
+    const wanted = tokens.wantNow();
+    if (wanted === undefined) return tokens.want().then((later) => admitWindows(kv, guard, costedWindows(planned, tokens, later), closed));
+    return admitWindows(kv, guard, costedWindows(planned, tokens, wanted), closed);
+  }
+  return admitWindows(kv, guard, costedWindows(planned, tokens, 0), closed);
+}
+
+function costedWindows(planned: readonly PlannedWindow[], tokens: TokenReservation, wanted: number): CostedWindow[] {
   const windows: CostedWindow[] = [];
   for (const window of planned) {
     if (window.name !== 'tokensPerDay') windows.push(costed(window, 1));
     else if (tokens.applies) {
-      const wanted = await tokens.want();
       tokens.refuseIfNeverFits(window, wanted);
       windows.push(costed(window, TokenReservation.cost(wanted, tokens.prompt, window.limit)));
     }
   }
+  return windows;
+}
+
+function admitWindows(kv: PluginKv, guard: StoreGuard, windows: CostedWindow[], closed: boolean): Admission | Promise<Admission> {
   if (windows.length === 0) return { admitted: [], storeFailed: false };
   // The in-process KV answers within the call: no promise, no timer, nothing late to give back.
-  const admitting = kv.runNow ? undefined : kv.run(windowsAdmit, windows);
+  if (kv.runNow) {
+    let result: WindowsAdmission;
+    try {
+      result = guard.run('windowsAdmit', () => kv.runNow!(windowsAdmit, windows)) as WindowsAdmission;
+    } catch {
+      if (!closed) return { admitted: [], storeFailed: true };
+      throw storeUnavailable();
+    }
+    return admission(windows, result);
+  }
+  return admitRemote(kv, guard, windows, closed);
+}
+
+async function admitRemote(kv: PluginKv, guard: StoreGuard, windows: CostedWindow[], closed: boolean): Promise<Admission> {
+  const admitting = kv.run(windowsAdmit, windows);
   let result: WindowsAdmission;
   try {
-    result = admitting ? await guard.run('windowsAdmit', () => admitting) : guard.run('windowsAdmit', () => kv.runNow!(windowsAdmit, windows)) as WindowsAdmission;
+    result = await guard.run('windowsAdmit', () => admitting);
   } catch {
     if (!closed) return { admitted: [], storeFailed: true };
     // A call that timed out may still complete (at the store's deadline or the guard's): what it admitted is then
     // given back.
-    if (admitting) void lateOutcome(admitting).then((late) => (late?.admitted ? settleAll(kv, guard, admittedWindows(windows, late), 0) : undefined));
-    throw new GatewayError('STORE_UNAVAILABLE', 'Rate limiting is unavailable: the shared store did not answer', { plugin: 'ratelimit' }, { 'Retry-After': '1' });
+    void lateOutcome(admitting).then((late) => (late?.admitted ? settleAll(kv, guard, admittedWindows(windows, late), 0) : undefined));
+    throw storeUnavailable();
   }
+  return admission(windows, result);
+}
+
+const storeUnavailable = () =>
+  new GatewayError('STORE_UNAVAILABLE', 'Rate limiting is unavailable: the shared store did not answer', { plugin: 'ratelimit' }, { 'Retry-After': '1' });
+
+function admission(windows: readonly CostedWindow[], result: WindowsAdmission): Admission {
   if (!result.admitted) {
     const window = windows[result.refused]!;
     throw refusal(window, result.used, result.retryAfterMs, result.resetMs);
@@ -85,12 +122,22 @@ export function settleAll(kv: PluginKv, guard: StoreGuard, windows: readonly Adm
 const seconds = (ms: number) => Math.ceil(ms / 1000);
 
 /** X-RateLimit-* for one window: its limit, what is left, and seconds until its oldest bucket leaves it. */
-export function windowHeaders(window: { limit: number; used: number; resetMs: number }): Record<string, string> {
+function windowHeaders(window: { limit: number; used: number; resetMs: number }): Record<string, string> {
   return {
     'X-RateLimit-Limit': String(window.limit),
     'X-RateLimit-Remaining': String(Math.max(0, window.limit - window.used)),
     'X-RateLimit-Reset': String(seconds(window.resetMs)),
   };
+}
+
+/**
+ * The same headers on an admitted request's response, one ctx.set each: Koa's set given an object walks it with
+ * for...in, a property access that sees every header object the gateway passes it (megamorphic under load).
+ */
+export function setWindowHeaders(ctx: { set(name: string, value: string): void }, window: { limit: number; used: number; resetMs: number }): void {
+  ctx.set('X-RateLimit-Limit', String(window.limit));
+  ctx.set('X-RateLimit-Remaining', String(Math.max(0, window.limit - window.used)));
+  ctx.set('X-RateLimit-Reset', String(seconds(window.resetMs)));
 }
 
 /** The most constraining admitted window: the smallest share of its limit left; the earlier one on a tie. */

@@ -7,7 +7,7 @@
  * See docs/limits.md.
  */
 import { definePlugin } from '../../core/pipeline/plugin.ts';
-import { admitAll, mostConstraining, settleAll, windowHeaders } from './admit.ts';
+import { admitAll, mostConstraining, setWindowHeaders, settleAll } from './admit.ts';
 import { configSchema, type RateLimitConfig } from './config.ts';
 import { PlanCache } from './plan.ts';
 import { StoreGuard } from '../../core/pipeline/store-guard.ts';
@@ -40,9 +40,11 @@ export default definePlugin<RateLimitConfig, RateLimitShared>({
 
       const tokens = new TokenReservation(gw, config.tokenEstimate.completionTokens);
       const { kv } = services;
-      const { admitted, storeFailed } = await admitAll(kv, guard, planned, tokens, closed);
+      const admitting = admitAll(kv, guard, planned, tokens, closed);
+      // Awaited only when it is a promise: an await on a value still suspends the middleware for a microtask.
+      const { admitted, storeFailed } = admitting instanceof Promise ? await admitting : admitting;
       const shown = storeFailed ? undefined : mostConstraining(admitted);
-      if (shown) ctx.set(windowHeaders(shown));
+      if (shown) setWindowHeaders(ctx, shown);
 
       const tokenWindows = admitted.filter((w) => w.name === 'tokensPerDay');
       if (tokenWindows.length === 0) return next();

@@ -8,7 +8,7 @@
 import type { CanonicalRequest } from '../../core/canonical/chat.ts';
 import { validationError } from '../../core/errors.ts';
 import type { GatewayState } from '../../core/pipeline/context.ts';
-import { estimateInputTokens } from '../../core/canonical/units.ts';
+import { estimateInputTokens, estimateInputTokensNow } from '../../core/canonical/units.ts';
 import type { PlannedWindow } from './plan.ts';
 
 /** Where the input of each modality is, and what to call it, for a request that can never fit. */
@@ -44,17 +44,32 @@ export class TokenReservation {
 
   /** Reads the body on first use (a 400 or 413 from it ends the request before any window is charged). */
   want(): Promise<number> {
-    this.wanted ??= (async () => {
-      const request = await this.gw.request();
-      this.input = inputOf(request, this.gw.endpoint.path);
-      this.prompt = await estimateInputTokens(request);
-      if (request.modality !== 'chat') return this.prompt;
-      const { body } = request;
-      this.sizedBy = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : body.max_tokens !== undefined ? 'max_tokens' : undefined;
-      const completion = body.max_completion_tokens ?? body.max_tokens ?? this.defaultCompletionTokens;
-      return this.prompt + completion * Math.max(1, body.n ?? 1);
-    })();
+    this.wanted ??= this.gw.request().then((request) => {
+      const prompt = estimateInputTokensNow(request);
+      return prompt !== undefined ? this.wantedOf(request, prompt) : estimateInputTokens(request).then((counted) => this.wantedOf(request, counted));
+    });
     return this.wanted;
+  }
+
+  /**
+   * want within the call: when the body has been read (by a plugin before this one) and the tokenizer is loaded.
+   * Undefined otherwise: call want.
+   */
+  wantNow(): number | undefined {
+    const request = this.gw.canonical;
+    if (!request) return undefined;
+    const prompt = estimateInputTokensNow(request);
+    return prompt === undefined ? undefined : this.wantedOf(request, prompt);
+  }
+
+  private wantedOf(request: CanonicalRequest, prompt: number): number {
+    this.input = inputOf(request, this.gw.endpoint.path);
+    this.prompt = prompt;
+    if (request.modality !== 'chat') return prompt;
+    const { body } = request;
+    this.sizedBy = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : body.max_tokens !== undefined ? 'max_tokens' : undefined;
+    const completion = body.max_completion_tokens ?? body.max_tokens ?? this.defaultCompletionTokens;
+    return prompt + completion * Math.max(1, body.n ?? 1);
   }
 
   /**
