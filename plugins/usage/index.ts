@@ -135,9 +135,9 @@ export default definePlugin<UsagePluginConfig, UsageShared>({
       const wait = recorder.admit(() => gw.signal);
       if (wait) await wait;
 
-      const recorded = shared.meters.open();
-      const meter = new RequestMeter(gw, { ...deps, record: (record) => (deps.record(record), recorded()) }, arrivedAt);
-      gw.stage({ chunk: (chunk) => void meter.chunk(chunk), complete: (outcome) => meter.streamEnded(outcome) });
+      const meter = new RequestMeter(gw, deps, arrivedAt, shared.meters.open());
+      // The meter is its own stage (chunk and complete): no closures made per request for it.
+      gw.stage(meter);
       ctx.res.once('close', () => {
         if (meter.recorded) return;
         const finished = ctx.res.writableFinished;

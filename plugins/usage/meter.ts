@@ -48,6 +48,7 @@ interface Ending {
   errorCode?: string | null;
 }
 
+const noop = (): void => {};
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
 export class RequestMeter {
@@ -57,7 +58,12 @@ export class RequestMeter {
   private textChars = 0;
   private overflowChars = 0;
 
-  constructor(private readonly gw: GatewayState, private readonly deps: MeterDeps, private readonly arrivedAt: number) {}
+  /**
+   * @param onRecorded called once the record is handed to the recorder (OpenMeters counts the request out).
+   */
+  constructor(
+    private readonly gw: GatewayState, private readonly deps: MeterDeps, private readonly arrivedAt: number, private readonly onRecorded: () => void = noop,
+  ) {}
 
   get recorded(): boolean {
     return this.done;
@@ -103,6 +109,11 @@ export class RequestMeter {
   failed(error: unknown): void {
     const aborted = this.gw.signal.aborted;
     this.finish({ status: aborted ? 'aborted' : 'failed', usage: null, estimated: false, ...(aborted ? {} : { error }), answered: false });
+  }
+
+  /** The stream stage's ending (ResponseStage.complete): the meter is registered as a stage itself. */
+  complete(outcome: StreamOutcome): void {
+    this.streamEnded(outcome);
   }
 
   /** Stream tap: how the stream ended. A cut stream is charged what the caller received. */
@@ -222,5 +233,6 @@ export class RequestMeter {
       retrieval: gw.retrieval ? JSON.stringify(gw.retrieval) : null,
       guardVerdicts: gw.guardVerdicts && gw.guardVerdicts.length > 0 ? JSON.stringify(gw.guardVerdicts) : null,
     });
+    this.onRecorded();
   }
 }
