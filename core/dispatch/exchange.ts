@@ -74,7 +74,9 @@ export async function exchange(
   deps: CallDeps, provider: ProviderDefinition, target: ProviderTarget, first: UpstreamRequest, options: ExchangeOptions, signal: CallSignal,
 ): Promise<{ stream: UpstreamResponse } | { body: unknown }> {
   const { stream, followUp } = options;
-  const authorize = async (request: UpstreamRequest) => (provider.authorize ? provider.authorize(request, target, deps.io, abortSignalOf(signal)) : request);
+  // Most providers sign nothing per request (their key is a static header): no promise for them.
+  const authorize = (request: UpstreamRequest): UpstreamRequest | Promise<UpstreamRequest> =>
+    (provider.authorize ? provider.authorize(request, target, deps.io, abortSignalOf(signal)) : request);
   const failed = (err: unknown, body: Readable | undefined): never => {
     body?.destroy();
     throw isAbort(err) ? err : transportError(target.slug, err, 'request');
@@ -82,7 +84,8 @@ export async function exchange(
   const send = async (request: UpstreamRequest, body?: Readable): Promise<UpstreamResponse> => {
     let response: UpstreamResponse;
     try {
-      response = await deps.upstream.send(target.baseUrl, await authorize(request), signal, body);
+      const authorized = authorize(request);
+      response = await deps.upstream.send(target.baseUrl, authorized instanceof Promise ? await authorized : authorized, signal, body);
     } catch (err) {
       return failed(err, body);
     }
@@ -95,7 +98,8 @@ export async function exchange(
   const sendForJson = async (request: UpstreamRequest, body?: Readable): Promise<unknown> => {
     let response: WholeResponse;
     try {
-      response = await deps.upstream.sendWhole(target.baseUrl, await authorize(request), signal, deps.upstream.maxBodyBytes, body);
+      const authorized = authorize(request);
+      response = await deps.upstream.sendWhole(target.baseUrl, authorized instanceof Promise ? await authorized : authorized, signal, deps.upstream.maxBodyBytes, body);
     } catch (err) {
       return failed(err, body);
     }

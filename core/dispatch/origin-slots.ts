@@ -42,17 +42,24 @@ export class OriginSlots {
   ) {}
 
   /**
+   * A free slot taken within the call (its release), or undefined when the origin is full or the call aborted:
+   * acquire then queues, or refuses. Most requests find a slot free, and need no promise for it.
+   */
+  tryAcquire(origin: string, signal: CallSignal): (() => void) | undefined {
+    if (signal.aborted) return undefined;
+    const entry = this.stateOf(origin);
+    if (entry.inFlight >= this.limit) return undefined;
+    entry.inFlight++;
+    return this.releaser(origin, entry);
+  }
+
+  /**
    * Resolves with a release function once a slot is free; rejects with UpstreamPoolFullError when none frees
    * within the queue timeout, or with the signal's reason when the caller leaves while waiting.
    */
   acquire(origin: string, signal: CallSignal): Promise<() => void> {
     if (signal.aborted) return Promise.reject(signal.reason);
-    let state = this.origins.get(origin);
-    if (!state) {
-      state = { inFlight: 0, waiting: [], head: 0, refusedSinceLog: 0, loggedAt: -Infinity };
-      this.origins.set(origin, state);
-    }
-    const entry = state;
+    const entry = this.stateOf(origin);
     if (entry.inFlight < this.limit) {
       entry.inFlight++;
       return Promise.resolve(this.releaser(origin, entry));
@@ -87,6 +94,15 @@ export class OriginSlots {
 
   state(): OriginPoolState[] {
     return [...this.origins].map(([origin, s]) => ({ origin, inFlight: s.inFlight, queued: this.queued(s) }));
+  }
+
+  private stateOf(origin: string): Origin {
+    let state = this.origins.get(origin);
+    if (!state) {
+      state = { inFlight: 0, waiting: [], head: 0, refusedSinceLog: 0, loggedAt: -Infinity };
+      this.origins.set(origin, state);
+    }
+    return state;
   }
 
   private releaser(origin: string, entry: Origin): () => void {

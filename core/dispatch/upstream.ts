@@ -60,7 +60,7 @@ export class UpstreamClient {
    */
   async sendWhole(baseUrl: string, request: UpstreamRequest, signal: CallSignal, maxBytes: number, stream?: Readable): Promise<WholeResponse> {
     const options = this.target(baseUrl, request, stream);
-    const release = await this.slots.acquire(options.origin, signal);
+    const release = this.slots.tryAcquire(options.origin, signal) ?? await this.slots.acquire(options.origin, signal);
     try {
       return await new Promise<WholeResponse>((resolve, reject) => {
         this.agent.dispatch(options, new WholeAnswer(signal, maxBytes, MAX_ERROR_BODY, resolve, reject));
@@ -98,7 +98,8 @@ export class UpstreamClient {
    * undici never queues past its own pool.
    */
   private async request(options: Dispatcher.RequestOptions & { signal: AbortSignal }): Promise<UpstreamResponse> {
-    const release = await this.slots.acquire(String(options.origin), options.signal);
+    const origin = String(options.origin);
+    const release = this.slots.tryAcquire(origin, options.signal) ?? await this.slots.acquire(origin, options.signal);
     let response: UpstreamResponse;
     try {
       response = await this.agent.request(options);

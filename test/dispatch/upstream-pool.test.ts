@@ -72,6 +72,26 @@ describe('OriginSlots', () => {
     held();
   });
 
+  test('a free slot is taken within the call; a full origin or an aborted call leaves it to acquire', async () => {
+    const slots = new OriginSlots(2, 10_000, silentLogger());
+    const first = slots.tryAcquire('o', signal());
+    const second = slots.tryAcquire('o', signal());
+    assert.equal(typeof first, 'function');
+    assert.equal(typeof second, 'function');
+    assert.equal(slots.tryAcquire('o', signal()), undefined, 'the origin is full');
+    const waiting = slots.acquire('o', signal());
+    first!();
+    const third = await waiting;
+    assert.equal(slots.tryAcquire('o', signal()), undefined, 'the freed slot went to the waiter');
+    const left = new AbortController();
+    left.abort(new Error('client left'));
+    second!();
+    assert.equal(slots.tryAcquire('o', left.signal), undefined, 'an aborted call takes nothing');
+    assert.deepEqual(slots.state(), [{ origin: 'o', inFlight: 1, queued: 0 }]);
+    third();
+    assert.deepEqual(slots.state(), [], 'an idle origin keeps no entry');
+  });
+
   test('a queue timeout of 0 refuses at once', async () => {
     const slots = new OriginSlots(1, 0, silentLogger());
     const held = await slots.acquire('o', signal());
