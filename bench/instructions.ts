@@ -93,7 +93,9 @@ try {
       // The job runner's poll and the keys' last-used writes run by the clock: under valgrind a request lasts about
       // 50 times longer, so each request would carry about 50 times their share (about 450,000 instructions of
       // the database's worker per request, with no plugin writing anything).
-      configSections: { jobs: { pollIntervalMs: 86_400_000 }, auth: { lastUsedFlushIntervalMs: 86_400_000 } },
+      // The database's deadline (5 s) is short for a statement run about 50 times slower on a busy machine: the
+      // bench's admin calls at start failed on it.
+      configSections: { jobs: { pollIntervalMs: 86_400_000 }, auth: { lastUsedFlushIntervalMs: 86_400_000 }, storage: { databaseTimeoutMs: 120_000 } },
       ...(bin ? { aigwBin: bin } : {}),
       ...(plugins ? { plugins: plugins.split(',') } : {}),
     }, id);

@@ -248,8 +248,9 @@ function aigwConfig(upstreamUrl: string, plugins: string[], storage: Record<stri
         return settings ? { [name]: settings } : name;
       }),
     }],
-    ...sections,
-  };
+  } as Record<string, unknown>;
+  // A section the harness sets too (storage) is merged into, not replaced.
+  for (const [name, section] of Object.entries(sections)) config[name] = { ...(config[name] as Record<string, unknown> | undefined), ...section };
   return JSON.stringify(config, null, 2); // JSON is YAML
 }
 
