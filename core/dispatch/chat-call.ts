@@ -19,11 +19,14 @@ export function chatTranslatorFor(provider: ProviderDefinition, request: ChatCom
   if (!can || !provider.chat) throw unsupported(provider.slug, 'chat', { capability: 'chat' });
   if (stream && !can.stream) throw unsupported(provider.slug, 'streaming chat', { capability: 'stream' });
   if ((request.n ?? 1) > 1 && !can.n) throw unsupported(provider.slug, 'n > 1 (several choices per request)', { capability: 'n' });
-  const tools = request.tools ?? [];
-  if (tools.some((t) => t.type === 'function') && !can.tools) throw unsupported(provider.slug, 'tools', { capability: 'tools' });
-  const builtIn = tools.flatMap((t) => (t.type === 'built_in' ? [t.built_in] : []));
-  const missing = builtIn.filter((name) => !(can.builtInTools ?? []).includes(name));
-  if (missing.length > 0) throw unsupported(provider.slug, `the built-in tool${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`, { tools: missing });
+  // Most requests name no tools: no lists made for them.
+  const tools = request.tools;
+  if (tools && tools.length > 0) {
+    if (tools.some((t) => t.type === 'function') && !can.tools) throw unsupported(provider.slug, 'tools', { capability: 'tools' });
+    const builtIn = tools.flatMap((t) => (t.type === 'built_in' ? [t.built_in] : []));
+    const missing = builtIn.filter((name) => !(can.builtInTools ?? []).includes(name));
+    if (missing.length > 0) throw unsupported(provider.slug, `the built-in tool${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`, { tools: missing });
+  }
   const hasImage = request.messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type === 'image_url'));
   if (hasImage && !can.vision) throw unsupported(provider.slug, 'image inputs', { capability: 'vision' });
   if (!can.files && hasFileParts(request)) throw unsupported(provider.slug, 'file inputs', { capability: 'files' });
