@@ -8,7 +8,7 @@
 import { GatewayError } from '../errors.ts';
 import { LogThrottle } from '../log-throttle.ts';
 import type { PluginKv, PluginLogger } from '../pipeline/services.ts';
-import { defineKvOperation } from '../store/kv-operation.ts';
+import { defineKvOperation, type KvOperation } from '../store/kv-operation.ts';
 
 /** MGET as a KV operation, so that the in-process KV answers it within the call (kv.runNow). */
 export const readMany = defineKvOperation<readonly string[], Array<string | null>>({
@@ -76,13 +76,7 @@ export class IdentityCache {
    * Undefined when the KV cannot, or failed (then get's rules apply: the database answers).
    */
   getNow(key: string): string | null | undefined {
-    if (!this.kv.runNow) return undefined;
-    try {
-      return this.kv.runNow(readOne, key);
-    } catch (err) {
-      this.failed(err);
-      return undefined;
-    }
+    return this.runNow(readOne, key);
   }
 
   /**
@@ -90,9 +84,13 @@ export class IdentityCache {
    * Undefined when the KV cannot, or failed (then mget's rules apply: the database answers).
    */
   mgetNow(keys: readonly string[]): Array<string | null> | undefined {
+    return this.runNow(readMany, keys);
+  }
+
+  private runNow<Args, Result>(operation: KvOperation<Args, Result>, args: Args): Result | undefined {
     if (!this.kv.runNow) return undefined;
     try {
-      return this.kv.runNow(readMany, keys);
+      return this.kv.runNow(operation, args);
     } catch (err) {
       this.failed(err);
       return undefined;
