@@ -25,9 +25,20 @@ function cuttable(db: Queryable): { db: Queryable; cut(on: boolean): void; refus
     throw new StoreUnavailableError('database', 'The database could not be reached');
   };
   return {
+    // Checked again when the answer comes: a statement sent just before the cut has its answer lost, as across a
+    // real partition (a renewal in flight at the cut could otherwise come back after another runner's claim).
     db: {
-      query: async (sql, params) => { guard(); return db.query(sql, params); },
-      exec: async (sql) => { guard(); return db.exec(sql); },
+      query: async (sql, params) => {
+        guard();
+        const rows = await db.query(sql, params);
+        guard();
+        return rows;
+      },
+      exec: async (sql) => {
+        guard();
+        await db.exec(sql);
+        guard();
+      },
     },
     cut: (on) => { down = on; },
     refused: () => refused,
