@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { after, afterEach, before, describe, test } from 'node:test';
 import type { JobRunner } from '../../core/jobs/runner.ts';
 import { StoreUnavailableError } from '../../core/store/deadline.ts';
-import type { Queryable } from '../../core/store/database.ts';
+import type { Queryable, Row } from '../../core/store/database.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { DATABASE_URL, engines, jobRow, runner, signal, type TestDatabase } from './engines.ts';
@@ -28,9 +28,9 @@ function cuttable(db: Queryable): { db: Queryable; cut(on: boolean): void; refus
     // Checked again when the answer comes: a statement sent just before the cut has its answer lost, as across a
     // real partition (a renewal in flight at the cut could otherwise come back after another runner's claim).
     db: {
-      query: async (sql, params) => {
+      query: async <T = Row>(sql: string, params?: unknown[]) => {
         guard();
-        const rows = await db.query(sql, params);
+        const rows = await db.query<T>(sql, params);
         guard();
         return rows;
       },
