@@ -168,7 +168,8 @@ export class ApiKeyService {
   }
 
   /** The record for a presented key, or null when no such key exists. Status is the caller's to judge. */
-  async lookup(presented: string, hash = hashKey(presented)): Promise<ApiKeyRecord | null> {
+  async lookup(presented: string): Promise<ApiKeyRecord | null> {
+    const hash = hashKey(presented);
     const cached = await this.cache.get(CACHE_PREFIX + hash);
     if (cached) return this.fromCache(hash, cached);
     const [row] = await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE key_hash = $1', [hash]);
