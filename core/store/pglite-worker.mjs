@@ -9,7 +9,8 @@
  * Once started, the worker posts `{ ready: true }` or `{ startupError: SerializedError }` (then ends).
  * Requests (main -> worker), each with a numeric `id` unique among those in flight:
  *   `{ id, op: 'query', sql, params?, tx? }`  -> result: the rows
- *   `{ id, op: 'copy', sql, csv }`           -> result: undefined, once `COPY ... FROM '/dev/blob'` has read csv
+ *   `{ id, op: 'copy', sql, data }`          -> result: undefined, once `COPY ... FROM '/dev/blob'` has read data
+ *                                               (CSV text, or a binary COPY stream as a Uint8Array)
  *   `{ id, op: 'exec', sql, tx? }`            -> result: undefined
  *   `{ id, op: 'begin' }`                    -> result: the transaction's id, once BEGIN has run
  *   `{ id, op: 'commit' | 'rollback', tx }`  -> result: undefined, once the transaction has ended
@@ -91,7 +92,7 @@ function target(pg, txId) {
 async function handle(pg, message) {
   switch (message.op) {
     case 'query': return (await target(pg, message.tx).query(message.sql, message.params)).rows;
-    case 'copy': await pg.query(message.sql, [], { blob: new Blob([message.csv]) }); return undefined;
+    case 'copy': await pg.query(message.sql, [], { blob: new Blob([message.data]) }); return undefined;
     case 'exec': await target(pg, message.tx).exec(message.sql); return undefined;
     default: throw new Error(`unknown operation ${message.op}`);
   }

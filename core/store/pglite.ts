@@ -12,7 +12,7 @@ import { StoreUnavailableError } from './deadline.ts';
 
 const WORKER_URL = new URL('./pglite-worker.mjs', import.meta.url);
 
-/** Table and column names copyCsv accepts: they are written into the statement as they are. */
+/** Table and column names copyCsv and copyBinary accept: they are written into the statement as they are. */
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
 /**
@@ -32,10 +32,18 @@ type Startup = { ready: true } | { startupError: SerializedError };
 type Reply = { id: number; ok: true; result?: unknown } | { id: number; ok: false; error: SerializedError };
 type Request =
   | { op: 'query'; sql: string; params: unknown[] | undefined; tx: number | undefined }
-  | { op: 'copy'; sql: string; csv: string }
+  | { op: 'copy'; sql: string; data: string | Uint8Array }
   | { op: 'exec'; sql: string; tx: number | undefined }
   | { op: 'begin' | 'close' }
   | { op: 'commit' | 'rollback'; tx: number };
+
+/** The COPY statement reading the worker's blob; the names are written into it as they are, so only plain ones pass. */
+function copyStatement(method: string, table: string, columns: readonly string[], format: 'csv' | 'binary'): string {
+  for (const name of [table, ...columns]) {
+    if (!IDENTIFIER.test(name)) throw new Error(`${method}: ${JSON.stringify(name)} is not a plain SQL identifier`);
+  }
+  return `COPY ${table} (${columns.join(', ')}) FROM '/dev/blob' WITH (FORMAT ${format})`;
+}
 
 /** The worker's error as an Error again, with Postgres's fields (code '23505', constraint, ...) as own properties. */
 function revive(serialized: SerializedError): Error {
@@ -150,10 +158,12 @@ export class PgliteDatabase implements Database {
 
   /** COPY ... FROM the CSV text (Database.copyCsv): one string crosses to the worker instead of a value per cell. */
   readonly copyCsv = async (table: string, columns: readonly string[], csv: string): Promise<void> => {
-    for (const name of [table, ...columns]) {
-      if (!IDENTIFIER.test(name)) throw new Error(`copyCsv: ${JSON.stringify(name)} is not a plain SQL identifier`);
-    }
-    await this.call({ op: 'copy', sql: `COPY ${table} (${columns.join(', ')}) FROM '/dev/blob' WITH (FORMAT csv)`, csv });
+    await this.call({ op: 'copy', sql: copyStatement('copyCsv', table, columns, 'csv'), data: csv });
+  };
+
+  /** COPY ... FROM the binary stream (Database.copyBinary): the worker reads no text. */
+  readonly copyBinary = async (table: string, columns: readonly string[], data: Uint8Array): Promise<void> => {
+    await this.call({ op: 'copy', sql: copyStatement('copyBinary', table, columns, 'binary'), data });
   };
 
   /**

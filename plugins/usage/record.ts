@@ -1,10 +1,11 @@
 /**
  * A usage record (one per request) and the write of a batch of them into `usage_records` (migrations/), in one
- * statement whatever its size: COPY from CSV text where the database has it (PGlite), else one INSERT in which
- * every column goes as one array parameter.
+ * statement whatever its size: a binary COPY where the database has it (PGlite), else one INSERT in which every
+ * column goes as one array parameter.
  */
 import type { Modality } from '../../core/canonical/chat.ts';
 import type { PluginDatabase, PluginQueryable as Queryable } from '../../core/pipeline/services.ts';
+import { BinaryCopyWriter, type CopyColumnType } from '../../core/store/copy-binary.ts';
 
 export type UsageStatus = 'completed' | 'aborted' | 'failed';
 
@@ -70,11 +71,11 @@ function isoTime(ms: number): string {
   return lastIso;
 }
 
-/** Column, its SQL array type, and how a record gives it. Order is the INSERT's. */
-const COLUMNS: Array<[string, string, (r: UsageRecord) => unknown]> = [
+/** Column, its SQL type, and how a record gives it. Order is the INSERT's and the COPY's. */
+const COLUMNS: Array<[string, CopyColumnType, (r: UsageRecord) => unknown]> = [
   ['id', 'uuid', (r) => r.id],
   ['request_id', 'text', (r) => r.requestId],
-  ['created_at', 'timestamptz', (r) => isoTime(r.createdAt)],
+  ['created_at', 'timestamptz', (r) => r.createdAt],
   ['tenant_id', 'text', (r) => r.tenantId],
   ['organization_id', 'text', (r) => r.organizationId],
   ['department_id', 'text', (r) => r.departmentId],
@@ -95,7 +96,7 @@ const COLUMNS: Array<[string, string, (r: UsageRecord) => unknown]> = [
   ['estimated', 'boolean', (r) => r.estimated],
   ['modality', 'text', (r) => r.modality],
   ['search_units', 'bigint', (r) => r.searchUnits],
-  ['cost_usd', 'numeric', (r) => (r.costUsd === null ? null : String(r.costUsd))],
+  ['cost_usd', 'numeric', (r) => r.costUsd],
   ['latency_ms', 'float8', (r) => r.latencyMs],
   ['ttfb_ms', 'float8', (r) => r.ttfbMs],
   ['status', 'text', (r) => r.status],
@@ -115,26 +116,30 @@ const INSERT = `INSERT INTO usage_records (${COLUMNS.map(([name]) => name).join(
   ON CONFLICT (id) DO NOTHING`;
 
 const COLUMN_NAMES = COLUMNS.map(([name]) => name);
-
-/** One CSV field (COPY's csv format): an unquoted empty field is NULL, text is always quoted. */
-function csvField(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  if (typeof value === 'string') return `"${value.includes('"') ? value.replaceAll('"', '""') : value}"`;
-  return String(value);
-}
-
+const TYPES = COLUMNS.map(([, type]) => type);
 const GETTERS = COLUMNS.map(([, , get]) => get);
 
-/** Built by concatenation, without an array per record: this runs on the main thread for every request. */
-function csvOf(batch: readonly UsageRecord[]): string {
-  let csv = '';
+/** A record's value as the INSERT's array parameter takes it: times as ISO text, costs as decimal text. */
+function asParam(type: CopyColumnType, get: (r: UsageRecord) => unknown): (r: UsageRecord) => unknown {
+  if (type === 'timestamptz') return (r) => isoTime(get(r) as number);
+  if (type === 'numeric') return (r) => { const value = get(r); return value === null ? null : String(value); };
+  return get;
+}
+
+const PARAMS = COLUMNS.map(([, type, get]) => asParam(type, get));
+
+/** About what one record takes in the binary stream, so that a batch's buffer seldom grows. */
+const BYTES_PER_RECORD = 448;
+
+/** The batch as one binary COPY stream. This runs on the main thread for every request's record. */
+function binaryOf(batch: readonly UsageRecord[]): Uint8Array {
+  const writer = new BinaryCopyWriter(batch.length * BYTES_PER_RECORD);
   for (let r = 0; r < batch.length; r++) {
     const record = batch[r]!;
-    if (r > 0) csv += '\n';
-    csv += csvField(GETTERS[0]!(record));
-    for (let c = 1; c < GETTERS.length; c++) csv += `,${csvField(GETTERS[c]!(record))}`;
+    writer.row(GETTERS.length);
+    for (let c = 0; c < GETTERS.length; c++) writer.value(TYPES[c]!, GETTERS[c]!(record) as never);
   }
-  return csv;
+  return writer.finish();
 }
 
 const UNIQUE_VIOLATION = '23505';
@@ -144,17 +149,17 @@ const UNIQUE_VIOLATION = '23505';
  * CONFLICT: a batch whose answer was lost after it was written (a timeout) fails it on the primary key, and is
  * then written by the INSERT, which skips the rows already there.
  */
-export async function insertUsageRecords(db: Queryable & Pick<PluginDatabase, 'copyCsv'>, batch: readonly UsageRecord[]): Promise<void> {
+export async function insertUsageRecords(db: Queryable & Pick<PluginDatabase, 'copyBinary'>, batch: readonly UsageRecord[]): Promise<void> {
   if (batch.length === 0) return;
-  if (db.copyCsv) {
+  if (db.copyBinary) {
     try {
-      await db.copyCsv('usage_records', COLUMN_NAMES, csvOf(batch));
+      await db.copyBinary('usage_records', COLUMN_NAMES, binaryOf(batch));
       return;
     } catch (err) {
       if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
     }
   }
-  await db.query(INSERT, COLUMNS.map(([, , get]) => batch.map(get)));
+  await db.query(INSERT, PARAMS.map((get) => batch.map(get)));
 }
 
 const MAX_TEXT = 256;

@@ -71,7 +71,7 @@ describe('the public entry points', () => {
       'core/config/types.ts', 'core/errors.ts', 'core/identity/policy.ts', 'core/json-schema.ts', 'core/log.ts',
       'core/pipeline/caller.ts', 'core/pipeline/context.ts', 'core/pipeline/embed.ts', 'core/pipeline/metered.ts', 'core/pipeline/plugin.ts',
       'core/pipeline/retrieval.ts', 'core/pipeline/routes.ts',
-      'core/pipeline/services.ts', 'core/pipeline/slot.ts', 'core/public/plugin.ts', 'core/store/copy-csv.ts', 'core/store/kv-operation.ts',
+      'core/pipeline/services.ts', 'core/pipeline/slot.ts', 'core/public/plugin.ts', 'core/store/copy-binary.ts', 'core/store/copy-csv.ts', 'core/store/kv-operation.ts',
     ]);
   });
 

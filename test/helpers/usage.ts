@@ -53,21 +53,21 @@ export async function recordsOf(gw: TestGateway, requestId: string, timeoutMs = 
 type Db = GatewayServices['db'];
 
 /**
- * Makes the gateway's database refuse the usage batch writes (the embedded database's COPY and the INSERT) while
+ * Makes the gateway's database refuse the usage batch writes (the embedded database's binary COPY and the INSERT) while
  * `failing` is set; every other statement goes through, as does `query` for the test's own reads. restore() puts
  * the database's own methods back.
  */
 export function refuseUsageWrites(db: Db): { failing: boolean; refused: number; query: Db['query']; restore(): void } {
-  const { query: ownQuery, copyCsv } = db;
+  const { query: ownQuery, copyBinary } = db;
   const query = ownQuery.bind(db);
-  const writable = db as { query: Db['query']; copyCsv?: Db['copyCsv'] };
+  const writable = db as { query: Db['query']; copyBinary?: Db['copyBinary'] };
   const state = {
     failing: true,
     refused: 0,
     query,
     restore: () => {
       writable.query = ownQuery;
-      if (copyCsv) writable.copyCsv = copyCsv;
+      if (copyBinary) writable.copyBinary = copyBinary;
     },
   };
   const refuse = () => {
@@ -78,10 +78,10 @@ export function refuseUsageWrites(db: Db): { failing: boolean; refused: number; 
     if (state.failing && sql.startsWith('INSERT INTO usage_records')) refuse();
     return query(sql, params);
   }) as Db['query'];
-  if (copyCsv) {
-    writable.copyCsv = async (table, columns, csv) => {
+  if (copyBinary) {
+    writable.copyBinary = async (table, columns, data) => {
       if (state.failing && table === 'usage_records') refuse();
-      return copyCsv(table, columns, csv);
+      return copyBinary(table, columns, data);
     };
   }
   return state;

@@ -1,5 +1,5 @@
 /**
- * The usage batch write: COPY from CSV on the embedded database, the multi-row INSERT elsewhere. Both must store the
+ * The usage batch write: a binary COPY on the embedded database, the multi-row INSERT elsewhere. Both must store the
  * same rows, whatever the text holds, and a batch written again must add nothing.
  */
 import assert from 'node:assert/strict';
@@ -24,12 +24,13 @@ function record(fields: Partial<UsageRecord> = {}): UsageRecord {
   };
 }
 
-/** Values CSV must carry exactly: separators, quotes, line breaks, backslashes, the empty string against NULL. */
+/** Values a COPY must carry exactly: separators, quotes, line breaks, backslashes, non-ASCII text, the empty string against NULL. */
 function awkwardBatch(): UsageRecord[] {
   return [
     record(),
     record({ requestedModel: 'a,b "quoted" model\nwith a line break\r\nand \\N and \\\\', userId: '', callerKind: 'jwt', apiKeyId: null }),
     record({ requestedModel: '', organizationId: 'org_1', departmentId: 'dep "x"', stream: true, estimated: true, ttfbMs: 1.5 }),
+    record({ requestedModel: 'modèle 模型 \u{1F600}', costUsd: 7.2e-7, latencyMs: 1e-9, createdAt: Date.parse('1999-12-31T23:59:59.999Z') }),
     record({ provider: null, model: null, upstreamModel: null, status: 'failed', errorCode: 'UPSTREAM_ERROR', costUsd: null, latencyMs: 0 }),
     record({
       modality: 'speech', endpoint: '/v1/audio/speech', characters: 1234, audioSeconds: 2.5, images: 3, videoSeconds: 4.25,
@@ -41,7 +42,7 @@ function awkwardBatch(): UsageRecord[] {
   ];
 }
 
-/** The same database without copyCsv: the INSERT path. */
+/** The same database without copyBinary: the INSERT path. */
 const insertOnly = (db: Queryable): Queryable => ({ query: (sql, params) => db.query(sql, params), exec: (sql) => db.exec(sql) });
 
 async function rowsOf(db: Queryable, ids: readonly string[]): Promise<Array<Record<string, unknown>>> {
@@ -69,7 +70,7 @@ describe('usage batch write on the embedded database', () => {
   });
 
   test('has COPY, and it stores exactly what the INSERT stores', async () => {
-    assert.equal(typeof db.copyCsv, 'function');
+    assert.equal(typeof db.copyBinary, 'function');
     const copied = awkwardBatch();
     const inserted = copied.map((r) => ({ ...r, id: randomUUID(), requestId: randomUUID() }));
     await insertUsageRecords(db, copied);
@@ -82,9 +83,12 @@ describe('usage batch write on the embedded database', () => {
     assert.equal(fromCopy[1]!.user_id, '');
     assert.equal(fromCopy[2]!.requested_model, '');
     assert.equal(fromCopy[0]!.organization_id, null);
-    assert.equal(fromCopy[4]!.cost_usd, '12.345678901234');
-    assert.equal(String(fromCopy[4]!.prompt_tokens), '9007199254740991');
-    assert.deepEqual(fromCopy[4]!.guard_verdicts, JSON.parse(copied[4]!.guardVerdicts!));
+    assert.equal(fromCopy[3]!.requested_model, 'modèle 模型 \u{1F600}');
+    assert.equal(fromCopy[3]!.cost_usd, '0.00000072');
+    assert.equal((fromCopy[3]!.created_at as Date).toISOString(), '1999-12-31T23:59:59.999Z');
+    assert.equal(fromCopy[5]!.cost_usd, '12.345678901234');
+    assert.equal(String(fromCopy[5]!.prompt_tokens), '9007199254740991');
+    assert.deepEqual(fromCopy[5]!.guard_verdicts, JSON.parse(copied[5]!.guardVerdicts!));
   });
 
   test('a batch written again adds nothing, and its new records are written', async () => {
@@ -96,14 +100,16 @@ describe('usage batch write on the embedded database', () => {
   });
 
   test('any other failure fails the batch whole', async () => {
-    // A token count that is not a number: bigint refuses it, in the COPY as in the INSERT.
+    // A token count that is not a number: bigint refuses it, in the COPY's writer as in the INSERT.
     const bad = [record(), record({ promptTokens: Number.NaN })];
     await assert.rejects(insertUsageRecords(db, bad));
     assert.equal(await countOf(db, bad), 0);
   });
 
-  test('copyCsv takes only plain identifiers', async () => {
+  test('copyCsv and copyBinary take only plain identifiers', async () => {
     await assert.rejects(db.copyCsv!('usage_records; DROP TABLE x', ['id'], ''), /not a plain SQL identifier/);
     await assert.rejects(db.copyCsv!('usage_records', ['"id"'], ''), /not a plain SQL identifier/);
+    await assert.rejects(db.copyBinary!('usage_records; DROP TABLE x', ['id'], new Uint8Array()), /copyBinary: .* not a plain SQL identifier/);
+    await assert.rejects(db.copyBinary!('usage_records', ['"id"'], new Uint8Array()), /not a plain SQL identifier/);
   });
 });
