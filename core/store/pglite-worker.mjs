@@ -9,8 +9,9 @@
  * Once started, the worker posts `{ ready: true }` or `{ startupError: SerializedError }` (then ends).
  * Requests (main -> worker), each with a numeric `id` unique among those in flight:
  *   `{ id, op: 'query', sql, params?, tx? }`  -> result: the rows
- *   `{ id, op: 'copy', sql, data }`          -> result: undefined, once `COPY ... FROM '/dev/blob'` has read data
- *                                               (CSV text, or a binary COPY stream as a Uint8Array)
+ *   `{ id, op: 'copy', sql, bytes }`         -> result: undefined, once `COPY ... FROM '/dev/blob'` has read bytes
+ *                                               (a Uint8Array filling its own ArrayBuffer, transferred), which
+ *                                               the reply transfers back as `returned`
  *   `{ id, op: 'exec', sql, tx? }`            -> result: undefined
  *   `{ id, op: 'begin' }`                    -> result: the transaction's id, once BEGIN has run
  *   `{ id, op: 'commit' | 'rollback', tx }`  -> result: undefined, once the transaction has ended
@@ -40,9 +41,15 @@ function serializeError(err) {
   return out;
 }
 
-function post(message) {
+/**
+ * `bytes`: a copy's bytes, handed back with the answer so that they are collected on the main thread, which
+ * collects often; this thread allocates little and collects seldom, so they would stay until its external memory
+ * forced a collection.
+ */
+function post(message, bytes) {
   try {
-    parentPort.postMessage(message);
+    if (bytes) parentPort.postMessage({ ...message, returned: bytes }, [bytes.buffer]);
+    else parentPort.postMessage(message);
   } catch (err) {
     // A result that cannot be cloned still answers its request.
     parentPort.postMessage({ id: message.id, ok: false, error: serializeError(err) });
@@ -89,10 +96,30 @@ function target(pg, txId) {
   return entry.tx;
 }
 
+/**
+ * A Blob over bytes already here: PGlite reads a /dev/blob through arrayBuffer(), which on a Blob made of the bytes
+ * would be their third copy in this thread (the clone, the Blob's, the ArrayBuffer's).
+ */
+class BytesBlob extends Blob {
+  #buffer;
+  constructor(buffer) {
+    super();
+    this.#buffer = buffer;
+  }
+
+  get size() {
+    return this.#buffer.byteLength;
+  }
+
+  arrayBuffer() {
+    return Promise.resolve(this.#buffer);
+  }
+}
+
 async function handle(pg, message) {
   switch (message.op) {
     case 'query': return (await target(pg, message.tx).query(message.sql, message.params)).rows;
-    case 'copy': await pg.query(message.sql, [], { blob: new Blob([message.data]) }); return undefined;
+    case 'copy': await pg.query(message.sql, [], { blob: new BytesBlob(message.bytes.buffer) }); return undefined;
     case 'exec': await target(pg, message.tx).exec(message.sql); return undefined;
     default: throw new Error(`unknown operation ${message.op}`);
   }
@@ -181,8 +208,8 @@ async function start() {
       return undefined;
     }
     handle(pg, message).then(
-      (result) => post({ id: message.id, ok: true, result }),
-      (err) => post({ id: message.id, ok: false, error: serializeError(err) }),
+      (result) => post({ id: message.id, ok: true, result }, message.bytes),
+      (err) => post({ id: message.id, ok: false, error: serializeError(err) }, message.bytes),
     );
     return undefined;
   });

@@ -104,6 +104,27 @@ describe('BinaryCopyWriter on the embedded database', () => {
     assert.throws(() => writer.row(1), /finished/);
   });
 
+  test('the database reads exactly the bytes of a view into a larger buffer, and the caller keeps them', async () => {
+    await db.exec('DROP TABLE IF EXISTS viewed; CREATE TABLE viewed (n int, t text)');
+    const writer = new BinaryCopyWriter();
+    writer.row(2);
+    writer.integer(7);
+    writer.text('seven');
+    const stream = writer.finish();
+    // Garbage on both sides of the stream, as in a pooled or over-allocated buffer.
+    const backing = new Uint8Array(stream.length + 64).fill(0xff);
+    backing.set(stream, 16);
+    const view = backing.subarray(16, 16 + stream.length);
+    await db.copyBinary!('viewed', ['n', 't'], view);
+    await db.copyBinary!('viewed', ['n', 't'], view);
+    assert.deepEqual(await db.query('SELECT n, t FROM viewed'), [{ n: 7, t: 'seven' }, { n: 7, t: 'seven' }]);
+    assert.equal(view.byteLength, stream.length);
+    assert.deepEqual([...view], [...stream]);
+    // A short CSV text, which Buffer would encode into its shared pool.
+    await db.copyCsv!('viewed', ['n', 't'], '8,eight');
+    assert.equal((await db.query('SELECT count(*)::int AS n FROM viewed'))[0]!.n, 3);
+  });
+
   test('a stream the database cannot read fails its COPY whole', async () => {
     await db.exec('DROP TABLE IF EXISTS whole; CREATE TABLE whole (n int)');
     const writer = new BinaryCopyWriter();
