@@ -5,7 +5,7 @@
  * isolates (the embedded database's worker). Unlike CPU time, the bytes allocated per request hardly move with
  * what else the machine is doing (two runs of one build agree to about 1%), so two builds can be compared on a
  * busy machine. Variants are given as in bench/cpu-split.ts: `aigw-full=<another checkout>/bin/aigw.js`,
- * `aigw-full~auth,usage`.
+ * `aigw-full~auth,usage`, `aigw-full~~--max-semi-space-size=8` (node flags).
  */
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,9 +45,10 @@ const workDir = mkdtempSync(join(tmpdir(), 'aigw-alloc-'));
 const upstream = await startUpstreamProcess(workDir, null);
 const ctx = { workDir, upstreamUrl: upstream.url, serverCore: null, databaseUrl: process.env.TEST_DATABASE_URL ?? '', redisUrl: process.env.TEST_REDIS_URL ?? '', log: () => undefined };
 for (const spec of specs) {
-  const [build = '', plugins] = spec.split('~');
+  const [build = '', plugins, flags] = spec.split('~');
   const [id, bin] = build.split('=') as [VariantId, string | undefined];
-  const running = await startVariant({ ...ctx, ...(bin ? { aigwBin: bin } : {}), ...(plugins ? { plugins: plugins.split(',') } : {}), aigwNodeFlags: ['--trace-gc', '--trace-gc-nvp'] }, id);
+  const nodeFlags = ['--trace-gc', '--trace-gc-nvp', ...(flags ? flags.split(' ') : [])];
+  const running = await startVariant({ ...ctx, ...(bin ? { aigwBin: bin } : {}), ...(plugins ? { plugins: plugins.split(',') } : {}), aigwNodeFlags: nodeFlags }, id);
   // The variant's output goes to <workDir>/<id>.log, after that of an earlier process of the same variant.
   const log = () => readdirSync(workDir).filter((f) => f.startsWith(id) && f.endsWith('.log') && !f.includes('migrate'))
     .map((f) => readFileSync(join(workDir, f), 'utf8')).join('\n');
