@@ -178,8 +178,8 @@ export class PgliteDatabase implements Database {
    * The bytes move to the worker (no copy there) and come back with its answer, to be collected here: in the
    * worker, which allocates little JavaScript and so collects seldom, every batch's copies (the clone, then
    * PGlite's Blob and its arrayBuffer()) stayed until the external memory's limit forced a collection, and the
-   * allocator kept their pages: usage batches held about 25 MB of the gateway's RSS under load and 50 MB after
-   * 40,000 rows in a process of their own (bench/analysis.md, tenth step).
+   * allocator kept their pages: a process that wrote 40,000 usage rows was 25-35 MB larger for it
+   * (bench/analysis.md, tenth step).
    */
   private copy(sql: string, bytes: Uint8Array): Promise<unknown> {
     return this.call({ op: 'copy', sql, bytes }, [bytes.buffer as ArrayBuffer]);
