@@ -211,17 +211,19 @@ function saturationTable(results: Results): string[] {
   const perCore = (id: string) => results.variants.find((v) => v.id === id)?.saturation?.perCore ?? null;
   const ratio = (v: VariantResult, base: number | null) => (v.saturation?.perCore && base ? `${((v.saturation.perCore / base) * 100).toFixed(0)}%` : '–');
   const first = ran[0]!.saturation!;
+  const rounds = first.perCoreRounds?.length ?? 1;
   const out = [
     '### Saturation (closed loop)',
     '',
-    `${first.connections} connections, each sending its next request as soon as its previous answer ended, for ${(first.durationMs / 1000).toFixed(0)} s per server (zero-delay upstream); the server on its one core, the load generator and the upstream on the other. "per core" is requests/s divided by the share of its core the server used (its CPU from /proc, all threads); "vs passthrough" and "vs portkey" compare that. RSS is the peak VmRSS of the process (its threads, the embedded database's worker included) during the run.`,
+    `${first.connections} connections, each sending its next request as soon as its previous answer ended, for ${(first.durationMs / 1000).toFixed(0)} s per server${rounds > 1 ? ` in each of ${rounds} interleaved rounds (servers in rotated order); each server's row is its median round by requests/s per core, and "per core, each round" lists all of them` : ''} (zero-delay upstream); the server on its one core, the load generator and the upstream on the other. "per core" is requests/s divided by the share of its core the server used (its CPU from /proc, all threads); "vs passthrough" and "vs portkey" compare that. RSS is the peak VmRSS of the process (its threads, the embedded database's worker included) during the runs.`,
     '',
-    '| variant | requests/s | per core | vs passthrough | vs portkey | p50 ms | p99 ms | errors | server CPU % | load CPU % | RSS MB |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| variant | requests/s | per core | per core, each round | vs passthrough | vs portkey | p50 ms | p99 ms | errors | server CPU % | load CPU % | RSS MB |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const v of ran) {
     const s = v.saturation!;
-    out.push(`| ${v.id} | ${f(s.achieved)} | ${f(s.perCore)} | ${ratio(v, perCore('passthrough'))} | ${ratio(v, perCore('portkey'))} | ${f(s.p50, 2)} | ${f(s.p99, 2)} | ${s.errors} | ${f(s.serverCpuPct)} | ${f(s.loadCpuPct)} | ${f(s.rssMb)} |`);
+    const each = s.perCoreRounds ? s.perCoreRounds.map((x) => f(x)).join(', ') : '–';
+    out.push(`| ${v.id} | ${f(s.achieved)} | ${f(s.perCore)} | ${each} | ${ratio(v, perCore('passthrough'))} | ${ratio(v, perCore('portkey'))} | ${f(s.p50, 2)} | ${f(s.p99, 2)} | ${s.errors} | ${f(s.serverCpuPct)} | ${f(s.loadCpuPct)} | ${f(s.rssMb)} |`);
   }
   out.push('');
   return out;
@@ -256,7 +258,8 @@ const METHOD = [
   '  the concurrency-1 runs. It hardly depends on what else runs on the machine, so it is the steadiest measure of',
   '  cost; 1,000,000 / it is the rate one fully busy core could serve.',
   '- **Saturation**: closed loop (bench/saturation.ts): a fixed number of connections, each always busy, as wrk runs;',
-  '  after a one-second burst to warm up. It measures capacity per core, not latency at a given rate.',
+  '  after a half-second burst to warm up, in interleaved rounds (the median round counts). It measures capacity',
+  '  per core, not latency at a given rate.',
   '- **RSS**: `/proc/<pid>/status` VmRSS: at boot, idle after the warm-up, and the peak during the throughput ramp and',
   '  the saturation run.',
   '- **Noise**: the harness measures the CPU that processes outside the benchmark use meanwhile (`/proc/stat` minus',

@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { percentile, ramp, runJson, runStream, type RunResult, type StreamResult, type Target } from './load.ts';
 import { loadBound, renderMarkdown, renderSvg, type Dist, type Results, type SoakResult, type TargetResult, type VariantResult } from './report.ts';
 import { guardsFirstTokenMs } from './guards-scan.ts';
-import { runClosedLoop, summarize } from './saturation.ts';
+import { medianRound, runClosedLoop, summarize, type SaturationResult } from './saturation.ts';
 import { CHAT_BODY, STREAM_PACE_MS } from './upstream.ts';
 import {
   ALL_VARIANTS, cpuMs, hasTaskset, machineCpuMs, pin, REPO_ROOT, rssMb, sharedStoresReachable, startUpstreamProcess, startVariant,
@@ -31,8 +31,11 @@ export interface Settings {
   delayed: { rate: number; durationMs: number; connections: number };
   stream: { rate: number; durationMs: number; connections: number };
   ramp: { startRate: number; factor: number; stepMs: number; refine: number; maxRate: number; connections: number };
-  /** The closed-loop saturation run (bench/saturation.ts): this many connections, each busy all the time. */
-  saturation: { connections: number; durationMs: number };
+  /**
+   * The closed-loop saturation run (bench/saturation.ts): this many connections, each busy all the time, for
+   * durationMs in each of `rounds` interleaved rounds; a variant's figures are those of its median round.
+   */
+  saturation: { connections: number; durationMs: number; rounds: number };
   soak: { seconds: number; rate: number };
 }
 
@@ -43,7 +46,7 @@ export const FULL: Settings = {
   delayed: { rate: 100, durationMs: 3000, connections: 8 },
   stream: { rate: 40, durationMs: 4000, connections: 16 },
   ramp: { startRate: 250, factor: 1.5, stepMs: 2000, refine: 3, maxRate: 60_000, connections: 64 },
-  saturation: { connections: 32, durationMs: 5_000 },
+  saturation: { connections: 32, durationMs: 2_000, rounds: 3 },
   soak: { seconds: 300, rate: 200 },
 };
 
@@ -54,7 +57,7 @@ export const QUICK: Settings = {
   delayed: { rate: 50, durationMs: 300, connections: 4 },
   stream: { rate: 20, durationMs: 300, connections: 4 },
   ramp: { startRate: 100, factor: 2, stepMs: 300, refine: 0, maxRate: 400, connections: 8 },
-  saturation: { connections: 4, durationMs: 300 },
+  saturation: { connections: 4, durationMs: 300, rounds: 1 },
   soak: { seconds: 20, rate: 50 },
 };
 
@@ -344,31 +347,48 @@ export async function runBench(options: BenchOptions): Promise<Results> {
       log(`${c.running.id}: max ${max} requests/s with p99 < 10 ms, keeps up to ${maxServed}/s (${steps.map((s) => `${s.rate}:${s.p99.toFixed(1)}${s.pass ? '' : 'x'}`).join(' ')}); RSS peak ${c.result.rss!.loadMb?.toFixed(0) ?? '-'} MB`);
     }
 
-    // ------------------------------------------------------------------ saturation: closed loop, one variant at a time
+    // ------------------------------------------------------------------ saturation: closed loop, interleaved rounds
+    // One run per variant measured the machine's mood as much as the variant (the ratio to the pass-through moved by
+    // eight points between two runs of one build): each variant runs once per round, in rotated order, and keeps
+    // its median round.
+    const saturationRounds = new Map<Collected, SaturationResult[]>();
+    const rssPeaks = new Map<Collected, number>();
+    for (let round = 0; round < S.saturation.rounds; round++) {
+      const order = collected.map((_, i) => collected[(i + round) % collected.length]!);
+      for (const c of order) {
+        await focus(c);
+        const settings = { connections: S.saturation.connections, durationMs: S.saturation.durationMs, body: BODY };
+        // A short closed-loop burst first, so that the measured one starts with warm connections and JIT.
+        await runClosedLoop(c.running.target, { ...settings, durationMs: Math.min(500, settings.durationMs) });
+        const sampler = rssSampler(c.running.pid);
+        const { r, cpu } = await measured(`${c.running.id} saturation`, async () => {
+          const load0 = process.cpuUsage();
+          const upstream0 = cpuMs(upstream.pid) ?? 0;
+          const server0 = c.running.pid ? cpuMs(c.running.pid) : null;
+          const t0 = performance.now();
+          const r = await runClosedLoop(c.running.target, settings);
+          const wallMs = performance.now() - t0;
+          const server1 = c.running.pid ? cpuMs(c.running.pid) : null;
+          const load = process.cpuUsage(load0);
+          const loadMs = (load.user + load.system) / 1000 + (cpuMs(upstream.pid) ?? 0) - upstream0;
+          return { r, cpu: { serverMs: server0 !== null && server1 !== null ? server1 - server0 : null, loadMs, wallMs } };
+        });
+        const rss = sampler.stop();
+        if (rss !== null) rssPeaks.set(c, Math.max(rssPeaks.get(c) ?? 0, rss));
+        const sat = summarize(r, settings, cpu, rss);
+        saturationRounds.set(c, [...(saturationRounds.get(c) ?? []), sat]);
+        if (r.firstError) log(`${c.running.id} saturation: first error: ${r.firstError}`);
+        log(`${c.running.id}: saturation round ${round + 1}/${S.saturation.rounds}: ${sat.achieved.toFixed(0)} requests/s with ${sat.connections} connections (server CPU ${sat.serverCpuPct?.toFixed(0) ?? '-'}%, ${sat.perCore?.toFixed(0) ?? '-'} per core), p99 ${sat.p99.toFixed(1)} ms, RSS peak ${rss?.toFixed(0) ?? '-'} MB`);
+      }
+    }
     for (const c of collected) {
-      await focus(c);
-      const settings = { ...S.saturation, body: BODY };
-      // A short closed-loop burst first, so that the measured one starts with warm connections and JIT.
-      await runClosedLoop(c.running.target, { ...settings, durationMs: Math.min(1000, settings.durationMs) });
-      const sampler = rssSampler(c.running.pid);
-      const { r, cpu } = await measured(`${c.running.id} saturation`, async () => {
-        const load0 = process.cpuUsage();
-        const upstream0 = cpuMs(upstream.pid) ?? 0;
-        const server0 = c.running.pid ? cpuMs(c.running.pid) : null;
-        const t0 = performance.now();
-        const r = await runClosedLoop(c.running.target, settings);
-        const wallMs = performance.now() - t0;
-        const server1 = c.running.pid ? cpuMs(c.running.pid) : null;
-        const load = process.cpuUsage(load0);
-        const loadMs = (load.user + load.system) / 1000 + (cpuMs(upstream.pid) ?? 0) - upstream0;
-        return { r, cpu: { serverMs: server0 !== null && server1 !== null ? server1 - server0 : null, loadMs, wallMs } };
-      });
-      const rss = sampler.stop();
-      c.result.saturation = summarize(r, settings, cpu, rss);
+      const rounds = saturationRounds.get(c) ?? [];
+      if (rounds.length === 0) continue;
+      const rss = rssPeaks.get(c) ?? null;
+      c.result.saturation = { ...medianRound(rounds), rssMb: rss, perCoreRounds: rounds.map((x) => x.perCore), achievedRounds: rounds.map((x) => x.achieved) };
       if (c.result.rss && rss !== null) c.result.rss.loadMb = Math.max(c.result.rss.loadMb ?? 0, rss);
-      if (r.firstError) log(`${c.running.id} saturation: first error: ${r.firstError}`);
       const sat = c.result.saturation;
-      log(`${c.running.id}: saturation ${sat.achieved.toFixed(0)} requests/s with ${sat.connections} connections (server CPU ${sat.serverCpuPct?.toFixed(0) ?? '-'}%, ${sat.perCore?.toFixed(0) ?? '-'} per core), p99 ${sat.p99.toFixed(1)} ms, RSS peak ${rss?.toFixed(0) ?? '-'} MB`);
+      log(`${c.running.id}: saturation ${sat.achieved.toFixed(0)} requests/s (median round), ${sat.perCore?.toFixed(0) ?? '-'} per core (rounds: ${rounds.map((x) => x.perCore?.toFixed(0) ?? '-').join(', ')}), RSS peak ${rss?.toFixed(0) ?? '-'} MB`);
     }
 
     // ------------------------------------------------------------------ soak

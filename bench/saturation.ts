@@ -75,6 +75,16 @@ export interface SaturationResult {
   loadCpuPct: number;
   /** Peak VmRSS of the server process (its worker threads, such as the embedded database's, included). */
   rssMb: number | null;
+  /** Each round's per-core and achieved figures, when the run had rounds (the others are the median round's). */
+  perCoreRounds?: Array<number | null>;
+  achievedRounds?: number[];
+}
+
+/** The round whose per-core figure (achieved requests/s where there is none, as for direct) is the median. */
+export function medianRound(rounds: readonly SaturationResult[]): SaturationResult {
+  const key = (x: SaturationResult) => x.perCore ?? x.achieved;
+  const sorted = [...rounds].sort((a, b) => key(a) - key(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }
 
 export function summarize(r: ClosedLoopResult, options: ClosedLoopOptions, cpu: { serverMs: number | null; loadMs: number; wallMs: number }, rssMb: number | null): SaturationResult {
