@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runClosedLoop } from './saturation.ts';
 import { CHAT_BODY } from './upstream.ts';
-import { startUpstreamProcess, startVariant, type VariantId } from './variants.ts';
+import { startUpstreamProcess, startVariant, variantSpec } from './variants.ts';
 
 interface IsolateTotals { scavenges: number; allocated: number; promoted: number; pauseMs: number }
 
@@ -45,10 +45,9 @@ const workDir = mkdtempSync(join(tmpdir(), 'aigw-alloc-'));
 const upstream = await startUpstreamProcess(workDir, null);
 const ctx = { workDir, upstreamUrl: upstream.url, serverCore: null, databaseUrl: process.env.TEST_DATABASE_URL ?? '', redisUrl: process.env.TEST_REDIS_URL ?? '', log: () => undefined };
 for (const spec of specs) {
-  const [build = '', plugins, flags] = spec.split('~');
-  const [id, bin] = build.split('=') as [VariantId, string | undefined];
-  const nodeFlags = ['--trace-gc', '--trace-gc-nvp', ...(flags ? flags.split(' ') : [])];
-  const running = await startVariant({ ...ctx, ...(bin ? { aigwBin: bin } : {}), ...(plugins ? { plugins: plugins.split(',') } : {}), aigwNodeFlags: nodeFlags }, id);
+  const { id, options } = variantSpec(spec);
+  const aigwNodeFlags = ['--trace-gc', '--trace-gc-nvp', ...(options.aigwNodeFlags ?? [])];
+  const running = await startVariant({ ...ctx, ...options, aigwNodeFlags }, id);
   // The variant's output goes to <workDir>/<id>.log, after that of an earlier process of the same variant.
   const log = () => readdirSync(workDir).filter((f) => f.startsWith(id) && f.endsWith('.log') && !f.includes('migrate'))
     .map((f) => readFileSync(join(workDir, f), 'utf8')).join('\n');

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runClosedLoop } from './saturation.ts';
 import { CHAT_BODY } from './upstream.ts';
-import { startUpstreamProcess, startVariant, type VariantId } from './variants.ts';
+import { startUpstreamProcess, startVariant, variantSpec } from './variants.ts';
 
 interface ThreadCpu { name: string; ms: number }
 
@@ -49,9 +49,7 @@ const rounds = Number(process.env.ROUNDS ?? 3);
 const results: Record<string, number[]> = {};
 const running: Array<Awaited<ReturnType<typeof startVariant>> & { name: string }> = [];
 for (const spec of specs) {
-  const [build = '', plugins, flags] = spec.split('~');
-  const [id, bin] = build.split('=') as [VariantId, string | undefined];
-  const options = { ...(bin ? { aigwBin: bin } : {}), ...(plugins ? { plugins: plugins.split(',') } : {}), ...(flags ? { aigwNodeFlags: flags.split(' ') } : {}) };
+  const { id, options } = variantSpec(spec);
   running.push({ name: spec, ...(await startVariant({ ...ctx, ...options }, id)) });
 }
 for (let round = 0; round < rounds; round++) {

@@ -5,10 +5,10 @@
  * be told apart on a busy machine. It counts user space only: the kernel's share of a request (the socket calls,
  * the same for every server) is not in it, and neither is what a cache miss costs.
  *
- * Variants as in bench/cpu-split.ts (`aigw-full=<checkout>/bin/aigw.js`, `aigw-full~auth,usage`). Each server runs
- * under valgrind (about 50 times slower) with V8 single-threaded, answers WARMUP requests (default 1,500) one at a
- * time (CONCURRENCY, default 1), has its counters zeroed, answers COUNT requests (default 500), and is left a few
- * seconds to finish what those requests queued before its counters are read. What would depend on wall time is
+ * Variants as in bench/cpu-split.ts (`aigw-full=<checkout>/bin/aigw.js`, `aigw-full~auth,usage`, node flags after a
+ * second `~`). Each server runs under valgrind (about 50 times slower) with V8 single-threaded, answers WARMUP
+ * requests (default 1,500) one at a time (CONCURRENCY, default 1), has its counters zeroed, answers COUNT requests
+ * (default 500), and is left a few seconds to finish what those requests queued before its counters are read. What would depend on wall time is
  * kept out: usage is written in batches of 500 only (no interval flush), the job runner does not poll, the keys'
  * last-used times are not written, and V8 compiles and collects on the main thread, so that no optimized code
  * arrives earlier or later as valgrind schedules threads. With V8's background threads, two counts of one build
@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import type { Target } from './load.ts';
 import { CHAT_BODY } from './upstream.ts';
-import { startUpstreamProcess, startVariant, type VariantId } from './variants.ts';
+import { startUpstreamProcess, startVariant, variantSpec } from './variants.ts';
 
 const WARMUP = Number(process.env.WARMUP ?? 1500);
 const COUNT = Number(process.env.COUNT ?? 500);
@@ -78,8 +78,7 @@ const upstream = await startUpstreamProcess(workDir, null);
 const log = (line: string) => console.error(`[instructions ${new Date().toISOString().slice(11, 19)}] ${line}`);
 try {
   for (const spec of specs) {
-    const [build = '', plugins] = spec.split('~');
-    const [id, bin] = build.split('=') as [VariantId, string | undefined];
+    const { id, options } = variantSpec(spec);
     const dumps = mkdtempSync(join(workDir, 'cg-'));
     const vgdb = join(dumps, 'vgdb');
     log(`${spec}: starting under callgrind`);
@@ -96,8 +95,7 @@ try {
       // The database's deadline (5 s) is short for a statement run about 50 times slower on a busy machine: the
       // bench's admin calls at start failed on it.
       configSections: { jobs: { pollIntervalMs: 86_400_000 }, auth: { lastUsedFlushIntervalMs: 86_400_000 }, storage: { databaseTimeoutMs: 120_000 } },
-      ...(bin ? { aigwBin: bin } : {}),
-      ...(plugins ? { plugins: plugins.split(',') } : {}),
+      ...options,
     }, id);
     // valgrind names its control pipes after the server's USER and HOST too (the gateway's HOST is its address):
     // callgrind_control runs in the server's own environment to find them.

@@ -393,6 +393,16 @@ async function startPassthrough(ctx: Context): Promise<Running> {
   };
 }
 
+/**
+ * A variant as the measuring tools take it on their command line (cpu-split.ts, allocations.ts, instructions.ts):
+ * `variant[=<another checkout>/bin/aigw.js][~plugin,plugin][~node flags]`, as its id and startVariant's options.
+ */
+export function variantSpec(spec: string): { id: VariantId; options: Pick<Context, 'aigwBin' | 'plugins' | 'aigwNodeFlags'> } {
+  const [build = '', plugins, flags] = spec.split('~');
+  const [id, bin] = build.split('=') as [VariantId, string | undefined];
+  return { id, options: { ...(bin ? { aigwBin: bin } : {}), ...(plugins ? { plugins: plugins.split(',') } : {}), ...(flags ? { aigwNodeFlags: flags.split(' ') } : {}) } };
+}
+
 export async function startVariant(ctx: Context, id: VariantId): Promise<Running> {
   switch (id) {
     case 'direct':
