@@ -47,11 +47,6 @@ function copyStatement(method: string, table: string, columns: readonly string[]
 
 const UTF8 = new TextEncoder();
 
-/** Bytes in an ArrayBuffer of their own and of their exact length, which can be handed to the worker whole. */
-function ownBytes(bytes: Uint8Array): Uint8Array {
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
-}
-
 /** The worker's error as an Error again, with Postgres's fields (code '23505', constraint, ...) as own properties. */
 function revive(serialized: SerializedError): Error {
   const { name, message, stack, ...fields } = serialized;
@@ -165,7 +160,9 @@ export class PgliteDatabase implements Database {
 
   /** COPY ... FROM the CSV text (Database.copyCsv): one string crosses to the worker instead of a value per cell. */
   readonly copyCsv = async (table: string, columns: readonly string[], csv: string): Promise<void> => {
-    await this.copy(copyStatement('copyCsv', table, columns, 'csv'), ownBytes(UTF8.encode(csv)));
+    // encode() returns bytes in a fresh ArrayBuffer of their exact length, which the worker can take whole
+    // (Buffer.from would use its shared pool for short text).
+    await this.copy(copyStatement('copyCsv', table, columns, 'csv'), UTF8.encode(csv));
   };
 
   /** COPY ... FROM the binary stream (Database.copyBinary): the worker reads no text. */
