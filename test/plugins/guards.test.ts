@@ -32,6 +32,9 @@ pipelines:
       - guards:
           pii: { restore: true }
           toxicity: { action: block }
+          # Matches cut across chunks must be caught however late the next chunk comes on a stalled machine (a CI
+          # run released a held 'bob.sm' after a stall past the default 250 ms); the time limit has its own test.
+          window: { maxHoldMs: 60000 }
           detectors:
             - { module: ./detector.mjs, options: { name: strict, trigger: forbidden-topic, fail: explode-strict }, failMode: closed }
             - { module: ./detector.mjs, options: { name: lenient, trigger: never-matches, fail: explode-lenient }, failMode: open, timeoutMs: 200 }
