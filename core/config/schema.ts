@@ -106,7 +106,7 @@ const upstreamSchema: JsonSchema = {
     keepAliveTimeoutMs: positiveMs('How long an idle upstream connection is kept for reuse.', 60000),
     connectionsPerOrigin: { type: 'integer', minimum: 1, maximum: 65536, default: 128, description: 'Connection pool size per upstream origin: at most this many requests to one origin are in flight at once; the others wait in a queue.' },
     queueTimeoutMs: { type: 'integer', minimum: 0, maximum: 600000, default: 5000, description: 'Longest wait for a free connection when the origin\'s pool is full; past it the request gets 503 UPSTREAM_UNAVAILABLE. 0 refuses at once.' },
-    maxFrameBytes: { type: 'integer', minimum: 1024, maximum: 268435456, default: 8388608, description: 'Largest single event of an upstream stream (an SSE line or event, a JSON line, an AWS event-stream message); a larger one fails the call as UPSTREAM_ERROR and drops the connection.' },
+    maxFrameBytes: { type: 'integer', minimum: 1024, maximum: 268435456, default: 8388608, description: 'Largest single event of an upstream stream (an SSE line or event, a JSON line, an AWS event-stream message); a larger one fails the call as UPSTREAM_ERROR and drops the connection. Also the most a stream may send after its terminator: its connection is reused, or dropped past that.' },
     maxBodyBytes: { type: 'integer', minimum: 1024, maximum: 536870912, default: 33554432, description: 'Largest non-streamed upstream answer (a JSON body) the gateway reads; a larger one fails the call as UPSTREAM_ERROR and drops the connection.' },
     breaker: {
       type: 'object', additionalProperties: false, default: {},

@@ -43,7 +43,11 @@ export async function* canonicalChatStream(input: ChatStreamInput): AsyncGenerat
     }
   };
   try {
-    decoding: for await (const event of decodeStream(chat.streamFormat, response.body, input.maxFrameBytes)) {
+    // Leaving the loop at the stream's terminator must not destroy the body (the default of a Readable's iterator),
+    // which would drop the connection and cost an AbortError with its stack; the finally block below decides.
+    // Once the loop has let go of the body, an abort that undici reports on it (the caller gone) is expected.
+    const bytes = response.body.on('error', ignore).iterator({ destroyOnReturn: false });
+    decoding: for await (const event of decodeStream(chat.streamFormat, bytes, input.maxFrameBytes)) {
       const { chunks, done } = decoder.event(event);
       for (const chunk of chunks) {
         note(chunk);
@@ -61,8 +65,9 @@ export async function* canonicalChatStream(input: ChatStreamInput): AsyncGenerat
     throw transportError(target.slug, err, 'stream');
   } finally {
     if (input.observed) input.observed.upstreamEnd = performance.now();
-    // After the end the rest is drained so the connection returns to the pool; otherwise it is dropped.
-    if (finished) await response.body.dump().catch(() => {});
+    // After the end the rest (the chunked terminator, usually) is drained so the connection returns to the pool,
+    // without holding up the caller's end of the stream; otherwise the body is dropped with its connection.
+    if (finished) drainAfterEnd(response.body, input.maxFrameBytes);
     else response.body.destroy();
   }
   if (!sawUsage) {
@@ -78,4 +83,18 @@ export async function* canonicalChatStream(input: ChatStreamInput): AsyncGenerat
       usage,
     };
   }
+}
+
+const ignore = () => {};
+
+/**
+ * Reads what follows a stream's terminator (the chunked encoding's end, usually) so that its connection goes back
+ * to the pool; an upstream that sends more than a frame's worth after it loses the connection instead.
+ */
+function drainAfterEnd(body: UpstreamResponse['body'], maxBytes: number): void {
+  let extra = 0;
+  body.on('data', (bytes: Buffer) => {
+    extra += bytes.length;
+    if (extra > maxBytes) body.destroy();
+  }).resume();
 }

@@ -13,8 +13,9 @@ import { OriginSlots } from '../../core/dispatch/origin-slots.ts';
 import { readBody, readErrorBody, UpstreamClient } from '../../core/dispatch/upstream.ts';
 import { UpstreamPoolFullError } from '../../core/dispatch/upstream-errors.ts';
 import { silentLogger } from '../../core/logger.ts';
-import { chunk, completion, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
-import { postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { chunk, completion, helloStreamEvents, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { chatConfig, postJson, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 /** Long against scheduling delays on a loaded machine: one queue wait must stay clear of two. */
 const QUEUE_MS = 600;
@@ -137,6 +138,68 @@ describe('UpstreamClient releases its slot however an answer ends', () => {
     assert.deepEqual(client.pools(), []);
     await assert.rejects(client.send('http://127.0.0.1:1', { method: 'GET', path: '/', headers: {} }, new AbortController().signal));
     assert.deepEqual(client.pools(), []);
+  });
+});
+
+describe('a stream read to its [DONE]', () => {
+  test('keeps its upstream connection for the next request, and ends for the caller before the upstream body does', async () => {
+    const fake = await startFakeOpenAI();
+    const ports: number[] = [];
+    const endBodies: Array<() => void> = [];
+    fake.handle(async (req, res, raw) => {
+      ports.push(raw.socket.remotePort!);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const event of helloStreamEvents(req.body)) res.write(event);
+      // The terminator is out; the body itself ends only once the caller has read its whole answer.
+      await new Promise<void>((resolve) => endBodies.push(resolve));
+      res.end();
+    });
+    const gw = await startTestGateway(chatConfig(fake.baseUrl));
+    try {
+      const headers = { authorization: `Bearer ${await gw.createKey()}`, 'content-type': 'application/json' };
+      for (let i = 0; i < 2; i++) {
+        const response = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model: 'plain', stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+        assert.match(await response.text(), /data: \[DONE\]\n\n$/);
+        endBodies.shift()!();
+        // The origin's slot is freed when the body closes, by then its connection is back in undici's pool.
+        await eventually(async () => assert.deepEqual(((await (await fetch(`${gw.url}/readyz`)).json()) as { upstreamPools: unknown[] }).upstreamPools, []));
+      }
+      assert.deepEqual(fake.requests.map((r) => r.aborted), [false, false], 'no answer cut by the gateway');
+      assert.equal(ports.length, 2);
+      assert.equal(ports[1], ports[0], 'the second stream on the first one\'s connection');
+    } finally {
+      await gw.close();
+      await fake.close();
+    }
+  });
+
+  test('an upstream that goes on past its [DONE] by more than a frame loses the connection; the caller has its answer', async () => {
+    const fake = await startFakeOpenAI();
+    let cut!: () => void;
+    const upstreamCut = new Promise<void>((resolve) => (cut = resolve));
+    fake.handle((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const event of helloStreamEvents(req.body)) res.write(event);
+      res.on('close', cut);
+      const junk = `: ${'x'.repeat(1000)}\n`;
+      const more = () => {
+        while (!res.destroyed && res.write(junk));
+        if (!res.destroyed) res.once('drain', more);
+      };
+      more();
+    });
+    const gw = await startTestGateway(chatConfig(fake.baseUrl, 'upstream:\n  maxFrameBytes: 4096\n'));
+    try {
+      const headers = { authorization: `Bearer ${await gw.createKey()}`, 'content-type': 'application/json' };
+      const response = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model: 'plain', stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+      assert.match(await response.text(), /data: \[DONE\]\n\n$/);
+      await upstreamCut;
+      assert.equal(fake.requests[0]!.aborted, true);
+      await eventually(async () => assert.deepEqual(((await (await fetch(`${gw.url}/readyz`)).json()) as { upstreamPools: unknown[] }).upstreamPools, []));
+    } finally {
+      await gw.close();
+      await fake.close();
+    }
   });
 });
 
