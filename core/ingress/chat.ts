@@ -1,7 +1,7 @@
 /** POST /v1/chat/completions: the canonical format on the wire, so parsing and answering are near identity. */
-import { Readable } from 'node:stream';
 import { chatRequestOf, type ChatCompletionChunk, type ChatCompletionRequest } from '../canonical/chat.ts';
 import { renderError, toGatewayError, validationError } from '../errors.ts';
+import { EventStreamBody } from '../server/event-stream.ts';
 import { encodeSse } from '../streaming/sse.ts';
 import { compileRequestSchema } from '../validation.ts';
 import type { DispatchEndpoint } from './endpoint.ts';
@@ -26,10 +26,11 @@ export function parseChatBody(body: unknown) {
 
 export function startEventStream(ctx: GatewayContext, events: AsyncIterable<string>): void {
   ctx.status = 200;
+  // Set before the headers: Koa types any object body as JSON.
+  ctx.body = new EventStreamBody(events);
   ctx.set('Content-Type', 'text/event-stream');
   ctx.set('Cache-Control', 'no-cache');
   ctx.set('X-Accel-Buffering', 'no');
-  ctx.body = Readable.from(events, { objectMode: false });
 }
 
 async function* chatEvents(chunks: AsyncIterable<ChatCompletionChunk>, includeUsage: boolean, signal: AbortSignal): AsyncGenerator<string> {

@@ -10,6 +10,7 @@ import type { RequestObserver } from '../observability/observer.ts';
 import type { TracedState, Tracing } from '../observability/tracing-types.ts';
 import type { GatewayState } from '../pipeline/context.ts';
 import { SANE_REQUEST_ID } from '../validation.ts';
+import { EventStreamBody, writeEventStream } from './event-stream.ts';
 
 export interface Traffic {
   draining: boolean;
@@ -53,8 +54,9 @@ export function requestContext(logger: Logger, traffic: ReturnType<typeof create
     ctx.set('X-Request-ID', requestId);
     traffic.enter();
     // A streamed answer's response carries about a dozen close listeners, each bounded by the request: the gateway's
-    // four (traffic, the client-gone signal, connection tracking, usage) and Node's stream plumbing (pipeline and
-    // end-of-stream, twice). Node warns past ten as if they leaked; they go with the response.
+    // four (traffic, the client-gone signal, connection tracking, usage), its event-stream writer's, and for a body
+    // Koa pipes (audio, NDJSON) Node's stream plumbing (pipeline and end-of-stream, twice). Node warns past ten as if
+    // they leaked; they go with the response.
     ctx.res.setMaxListeners(20);
     const trace = tracing?.startRequest(ctx, requestId);
     if (trace) ctx.state.trace = trace;
@@ -67,6 +69,11 @@ export function requestContext(logger: Logger, traffic: ReturnType<typeof create
     if (trace) await trace.run(() => handle(ctx, next, traffic, logger));
     else await handle(ctx, next, traffic, logger);
     if (traffic.draining) ctx.set('Connection', 'close');
+    if (ctx.body instanceof EventStreamBody) {
+      // Written here, after every middleware has set its headers, as Koa would have piped it.
+      ctx.respond = false;
+      void writeEventStream(ctx.res, ctx.body.events, logger, requestId);
+    }
   };
 }
 
@@ -91,6 +98,7 @@ function respondWithError(ctx: Parameters<Middleware>[0], err: unknown, logger: 
     logger.warn({ requestId: ctx.state.requestId, code: error.code }, 'error after the response started');
     return;
   }
+  if (ctx.body instanceof EventStreamBody) ctx.body.discard(logger, ctx.state.requestId);
   ctx.status = error.status;
   for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
   ctx.body = renderError(error, gw?.endpoint.errorEnvelope ?? 'canonical');

@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import type { ChatCompletionChunk } from '../../core/canonical/chat.ts';
 import type { LocalEndpointDeps } from '../../core/ingress/endpoint.ts';
@@ -13,6 +12,7 @@ import { liveResponses } from '../../core/ingress/responses-live.ts';
 import { streamResponse } from '../../core/ingress/responses-stream.ts';
 import type { ResponseTurn } from '../../core/ingress/responses-turn.ts';
 import type { GatewayContext } from '../../core/pipeline/context.ts';
+import type { EventStreamBody } from '../../core/server/event-stream.ts';
 import { cancelResponse, findResponse, newResponseId } from '../../core/store/responses.ts';
 import { openDatabase, type Database } from '../../core/store/database.ts';
 import { migrate } from '../../core/store/migrate.ts';
@@ -33,14 +33,19 @@ after(async () => {
 
 const chunk = (content: string): ChatCompletionChunk => ({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
 
-/** An upstream that sends one delta, then waits until its request is aborted (and says so). */
+/**
+ * An upstream that sends one delta, then waits until its request is aborted (and says so). Like an HTTP client, it
+ * listens to the signal from the start, not only while its next chunk is being read.
+ */
 function hangingUpstream(signal: AbortSignal, aborted: () => void): AsyncIterable<ChatCompletionChunk> {
+  const cut = new Promise<never>((_, reject) => signal.addEventListener('abort', () => {
+    aborted();
+    reject(signal.reason);
+  }, { once: true }));
+  cut.catch(() => {}); // read only if the stream is read that far
   return (async function* () {
     yield chunk('Partial');
-    await new Promise<void>((_, reject) => signal.addEventListener('abort', () => {
-      aborted();
-      reject(signal.reason);
-    }, { once: true }));
+    await cut;
   })();
 }
 
@@ -61,7 +66,7 @@ function harness() {
   return { ctx, deps, turn, upstreamAborted: () => upstreamAborted, disconnect };
 }
 
-async function* events(body: Readable): AsyncGenerator<{ type: string; [field: string]: any }> {
+async function* events(body: AsyncIterable<unknown>): AsyncGenerator<{ type: string; [field: string]: any }> {
   let buffer = '';
   for await (const piece of body) {
     buffer += String(piece);
@@ -80,7 +85,7 @@ test('a local cancel: upstream aborted at once, partial output handed back and r
   assert.equal((await findResponse(db, 'default', turn.id))?.status, 'in_progress', 'recorded before the first event');
   const seen: string[] = [];
   let final: any;
-  for await (const event of events(ctx.body as Readable)) {
+  for await (const event of events((ctx.body as EventStreamBody).events)) {
     seen.push(event.type);
     if (event.type === 'response.output_text.delta') {
       // What the cancel endpoint does on this instance.
@@ -106,13 +111,14 @@ test('a local cancel: upstream aborted at once, partial output handed back and r
 test('a caller that goes away mid-stream: upstream aborted, the response cancelled with its partial output', async () => {
   const { ctx, deps, turn, upstreamAborted, disconnect } = harness();
   await streamResponse(ctx as unknown as GatewayContext, deps, turn);
-  const iterator = events(ctx.body as Readable)[Symbol.asyncIterator]();
+  const iterator = events((ctx.body as EventStreamBody).events)[Symbol.asyncIterator]();
   for (;;) {
     const { value } = await iterator.next();
     if (value?.type === 'response.output_text.delta') break;
   }
   disconnect();
-  (ctx.body as Readable).destroy();
+  // What the server's writer does when the client's connection closes: it stops reading the events.
+  await iterator.return(undefined);
   // The record is written by the stream's cleanup, which nothing outside it can await.
   await eventually(async () => assert.equal((await findResponse(db, 'default', turn.id))?.status, 'cancelled'));
   const record = await findResponse(db, 'default', turn.id);
