@@ -5,13 +5,14 @@
  * isolates (the embedded database's worker). Unlike CPU time, the bytes allocated per request hardly move with
  * what else the machine is doing (two runs of one build agree to about 1%), so two builds can be compared on a
  * busy machine. Variants are given as in bench/cpu-split.ts: `aigw-full=<another checkout>/bin/aigw.js`,
- * `aigw-full~auth,usage`, `aigw-full~~--max-semi-space-size=8` (node flags).
+ * `aigw-full~auth,usage`, `aigw-full~~--max-semi-space-size=8` (node flags). With STREAM=1 the requests are streamed
+ * (per stream, then).
  */
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runClosedLoop } from './saturation.ts';
-import { CHAT_BODY } from './upstream.ts';
+import { measuredBody } from './upstream.ts';
 import { startUpstreamProcess, startVariant, variantSpec } from './variants.ts';
 
 interface IsolateTotals { scavenges: number; allocated: number; promoted: number; pauseMs: number }
@@ -51,9 +52,9 @@ for (const spec of specs) {
   // The variant's output goes to <workDir>/<id>.log, after that of an earlier process of the same variant.
   const log = () => readdirSync(workDir).filter((f) => f.startsWith(id) && f.endsWith('.log') && !f.includes('migrate'))
     .map((f) => readFileSync(join(workDir, f), 'utf8')).join('\n');
-  await runClosedLoop(running.target, { connections: 8, durationMs: 3000, body: CHAT_BODY });
+  await runClosedLoop(running.target, { connections: 8, durationMs: 3000, body: measuredBody() });
   const before = scavengeTotals(log());
-  const run = await runClosedLoop(running.target, { connections: 8, durationMs: Number(process.env.MS ?? 5000), body: CHAT_BODY });
+  const run = await runClosedLoop(running.target, { connections: 8, durationMs: Number(process.env.MS ?? 5000), body: measuredBody() });
   await new Promise((resolve) => setTimeout(resolve, 300)); // the last lines reach the log file
   const [main, ...others] = minus(scavengeTotals(log()), before);
   const per = (t: IsolateTotals | undefined) => t

@@ -2,13 +2,13 @@
  * `node --import tsx bench/cpu-split.ts [variant...]`: CPU time per request of each variant's process, split by
  * thread (main thread, the embedded database's worker, everything else), over a closed-loop run with few
  * connections. CPU per request is what a server's requests/s per core is the inverse of, and it varies less with
- * what else the machine is doing than a throughput figure.
+ * what else the machine is doing than a throughput figure. With STREAM=1 the requests are streamed.
  */
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runClosedLoop } from './saturation.ts';
-import { CHAT_BODY } from './upstream.ts';
+import { measuredBody } from './upstream.ts';
 import { startUpstreamProcess, startVariant, variantSpec } from './variants.ts';
 
 interface ThreadCpu { name: string; ms: number }
@@ -54,9 +54,9 @@ for (const spec of specs) {
 }
 for (let round = 0; round < rounds; round++) {
   for (const variant of running) {
-    await runClosedLoop(variant.target, { connections: 8, durationMs: 1500, body: CHAT_BODY });
+    await runClosedLoop(variant.target, { connections: 8, durationMs: 1500, body: measuredBody() });
     const before = threads(variant.pid!);
-    const run = await runClosedLoop(variant.target, { connections: 8, durationMs: Number(process.env.MS ?? 4000), body: CHAT_BODY });
+    const run = await runClosedLoop(variant.target, { connections: 8, durationMs: Number(process.env.MS ?? 4000), body: measuredBody() });
     const split = diff(before, threads(variant.pid!));
     const total = [...split.values()].reduce((a, b) => a + b, 0);
     const us = (ms: number) => Math.round((ms * 1000) / run.ok);

@@ -18,7 +18,7 @@ import { percentile, ramp, runJson, runStream, type RunResult, type StreamResult
 import { loadBound, renderMarkdown, renderSvg, type Dist, type Results, type SoakResult, type TargetResult, type VariantResult } from './report.ts';
 import { guardsFirstTokenMs } from './guards-scan.ts';
 import { medianRound, runClosedLoop, summarize, type SaturationResult } from './saturation.ts';
-import { CHAT_BODY, STREAM_PACE_MS } from './upstream.ts';
+import { CHAT_BODY, STREAM_CHAT_BODY, STREAM_PACE_MS } from './upstream.ts';
 import {
   ALL_VARIANTS, cpuMs, hasTaskset, machineCpuMs, pin, REPO_ROOT, rssMb, sharedStoresReachable, startUpstreamProcess, startVariant,
   upstreamRequests, type Context, type Running, type VariantId,
@@ -78,7 +78,6 @@ export interface BenchOptions {
 
 const BODY = CHAT_BODY;
 const DELAY_BODY = BODY.replace('"model":"bench"', '"model":"bench-delay"');
-const STREAM_BODY = BODY.replace(/}$/, ',"stream":true}');
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -257,7 +256,7 @@ export async function runBench(options: BenchOptions): Promise<Results> {
     // ------------------------------------------------------------------ warm-up, then idle RSS
     for (const c of collected) {
       await runJson(c.running.target, { rate: 400, durationMs: S.warmupMs, connections: 8, body: BODY });
-      await runStream(c.running.target, { rate: 20, durationMs: Math.min(1000, S.warmupMs), connections: 8, body: STREAM_BODY, paceMs: STREAM_PACE_MS });
+      await runStream(c.running.target, { rate: 20, durationMs: Math.min(1000, S.warmupMs), connections: 8, body: STREAM_CHAT_BODY, paceMs: STREAM_PACE_MS });
     }
     await sleep(options.mode === 'quick' ? 100 : 1000);
     for (const c of collected) if (c.running.pid) c.result.rss!.idleMb = rssMb(c.running.pid);
@@ -280,7 +279,7 @@ export async function runBench(options: BenchOptions): Promise<Results> {
       }
       for (const c of order) {
         await focus(c);
-        c.streams.push(await measured(`${c.running.id} stream`, () => runStream(c.running.target, { rate: S.stream.rate, durationMs: S.stream.durationMs, connections: S.stream.connections, body: STREAM_BODY, paceMs: STREAM_PACE_MS, fromSend: true })));
+        c.streams.push(await measured(`${c.running.id} stream`, () => runStream(c.running.target, { rate: S.stream.rate, durationMs: S.stream.durationMs, connections: S.stream.connections, body: STREAM_CHAT_BODY, paceMs: STREAM_PACE_MS, fromSend: true })));
       }
       log(`round ${round + 1}/${S.rounds}: ${order.map((c) => `${c.running.id} p99 ${percentile(c.json.at(-1)!.latencies, 99).toFixed(2)} ms`).join(', ')}`);
     }
@@ -447,7 +446,7 @@ async function check(running: Running, upstreamUrl: string): Promise<void> {
   const before = await upstreamRequests(upstreamUrl);
   const json = await runJson(running.target, { rate: 20, durationMs: 250, connections: 1, body: BODY });
   if (json.errors > 0) throw new Error(`JSON answers failed: ${json.firstError}`);
-  const stream = await runStream(running.target, { rate: 10, durationMs: 200, connections: 2, body: STREAM_BODY, paceMs: STREAM_PACE_MS });
+  const stream = await runStream(running.target, { rate: 10, durationMs: 200, connections: 2, body: STREAM_CHAT_BODY, paceMs: STREAM_PACE_MS });
   if (stream.errors > 0) throw new Error(`streams failed: ${stream.firstError}`);
   const reached = (await upstreamRequests(upstreamUrl)) - before;
   if (reached !== json.sent + stream.sent) throw new Error(`${json.sent + stream.sent} requests sent, ${reached} reached the loopback upstream`);

@@ -29,6 +29,12 @@ export const CHAT_BODY = JSON.stringify({
   max_tokens: 32,
 });
 
+/** The same request streamed: STREAM_CHUNKS chunks, STREAM_PACE_MS apart. */
+export const STREAM_CHAT_BODY = CHAT_BODY.replace(/}$/, ',"stream":true}');
+
+/** What the measuring tools (cpu-split.ts, allocations.ts) send: the streamed request when STREAM=1 is set. */
+export const measuredBody = (): string => (process.env.STREAM === '1' ? STREAM_CHAT_BODY : CHAT_BODY);
+
 const MODEL = /"model"\s*:\s*"([^"]*)"/;
 const STREAM = /"stream"\s*:\s*true/;
 
