@@ -43,13 +43,29 @@ export function checkChat(provider: ProviderDefinition, _target: ProviderTarget,
  * frame too large, a close with nothing sent) fails the call as any upstream failure does: retried or passed to
  * the next target, or answered with its status, instead of a 200 that holds only an error event.
  */
-export async function started(stream: AsyncGenerator<ChatCompletionChunk>): Promise<AsyncIterable<ChatCompletionChunk>> {
-  const first = await stream.next();
-  return (async function* () {
-    if (first.done) return;
-    yield first.value;
-    yield* stream;
-  })();
+export async function started(stream: AsyncGenerator<ChatCompletionChunk>): Promise<AsyncIterableIterator<ChatCompletionChunk>> {
+  let first: IteratorResult<ChatCompletionChunk> | undefined = await stream.next();
+  // The stream itself from its second chunk on: a generator around it would cost an asynchronous step per chunk.
+  const iterator: AsyncIterableIterator<ChatCompletionChunk> = {
+    next() {
+      if (!first) return stream.next();
+      const pulled = first;
+      first = undefined;
+      return Promise.resolve(pulled);
+    },
+    return(value?: unknown) {
+      first = undefined;
+      return stream.return(value);
+    },
+    throw(error?: unknown) {
+      first = undefined;
+      return stream.throw(error);
+    },
+    [Symbol.asyncIterator]() {
+      return iterator;
+    },
+  };
+  return iterator;
 }
 
 /** A chat-shaped answer stream (a chat translator's, or a native completion's), started, as gw.stream. */

@@ -4,7 +4,8 @@
  */
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../canonical/chat.ts';
 import { estimateUsage } from '../canonical/estimate.ts';
-import { decodeStream } from '../streaming/decode.ts';
+import { streamFramer } from '../streaming/decode.ts';
+import type { StreamEvent } from '../streaming/events.ts';
 import type { ChatTranslator, ProviderTarget } from './provider.ts';
 import type { UpstreamResponse } from './upstream.ts';
 import { isAbort, transportError } from './upstream-errors.ts';
@@ -46,14 +47,42 @@ export async function* canonicalChatStream(input: ChatStreamInput): AsyncGenerat
     // Leaving the loop at the stream's terminator must not destroy the body (the default of a Readable's iterator),
     // which would drop the connection and cost an AbortError with its stack; the finally block below decides.
     // Once the loop has let go of the body, an abort that undici reports on it (the caller gone) is expected.
-    const bytes = response.body.on('error', ignore).iterator({ destroyOnReturn: false });
-    decoding: for await (const event of decodeStream(chat.streamFormat, bytes, input.maxFrameBytes)) {
-      const { chunks, done } = decoder.event(event);
-      for (const chunk of chunks) {
+    const reads = response.body.on('error', ignore).iterator({ destroyOnReturn: false });
+    const framer = streamFramer(chat.streamFormat, input.maxFrameBytes);
+    let done = false;
+    /** An event the translator refused: thrown once the chunks of the events before it are out. */
+    let refused: { error: unknown } | undefined;
+    /** The chunks of a read's events, up to the terminator (`done`) or a refused event. */
+    const chunksOf = (events: StreamEvent[]): ChatCompletionChunk[] => {
+      const out: ChatCompletionChunk[] = [];
+      try {
+        for (const event of events) {
+          const decoded = decoder.event(event);
+          for (const chunk of decoded.chunks) out.push(chunk);
+          if (decoded.done) {
+            done = true;
+            break;
+          }
+        }
+      } catch (error) {
+        refused = { error };
+      }
+      return out;
+    };
+    for await (const bytes of reads) {
+      for (const chunk of chunksOf(framer.push(bytes))) {
         note(chunk);
         yield chunk;
       }
-      if (done) break decoding;
+      if (refused) throw refused.error;
+      if (done) break;
+    }
+    if (!done) {
+      for (const chunk of chunksOf(framer.end())) {
+        note(chunk);
+        yield chunk;
+      }
+      if (refused) throw refused.error;
     }
     for (const chunk of decoder.end()) {
       note(chunk);

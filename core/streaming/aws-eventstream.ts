@@ -4,8 +4,7 @@
  * and a CRC32 of everything before it; both checksums are verified.
  */
 import { crc32 } from 'node:zlib';
-import type { StreamEvent } from './events.ts';
-import { UpstreamTooLargeError } from './events.ts';
+import { framedEvents, UpstreamTooLargeError, type StreamEvent, type StreamFramer } from './events.ts';
 import { DEFAULT_MAX_FRAME_BYTES } from './sse.ts';
 
 export interface EventStreamMessage {
@@ -134,19 +133,32 @@ function decodeHeaders(bytes: Uint8Array): EventStreamMessage['headers'] {
  * Bytes -> events. An `event` message gives its `:event-type`; an `exception` (or `error`) message gives
  * `exception:<type>`, for the translator to turn into an error. The payload is passed on as text.
  */
-export async function* decodeAwsEventStream(source: AsyncIterable<Uint8Array>, maxFrameBytes = DEFAULT_MAX_FRAME_BYTES): AsyncGenerator<StreamEvent> {
-  const messages = new MessageDecoder(maxFrameBytes);
-  const utf8 = new TextDecoder();
-  for await (const bytes of source) {
-    for (const message of messages.push(bytes)) {
-      const kind = message.headers[':message-type'];
-      const data = utf8.decode(message.payload);
-      if (kind === 'exception') yield { event: `exception:${String(message.headers[':exception-type'] ?? 'unknown')}`, data };
-      else if (kind === 'error') yield { event: `exception:${String(message.headers[':error-code'] ?? 'unknown')}`, data: data || String(message.headers[':error-message'] ?? '') };
-      else yield { event: String(message.headers[':event-type'] ?? ''), data };
-    }
+export class AwsEventStreamFramer implements StreamFramer {
+  private readonly messages: MessageDecoder;
+  private readonly utf8 = new TextDecoder();
+
+  constructor(maxFrameBytes = DEFAULT_MAX_FRAME_BYTES) {
+    this.messages = new MessageDecoder(maxFrameBytes);
   }
-  messages.end();
+
+  push(bytes: Uint8Array): StreamEvent[] {
+    return this.messages.push(bytes).map((message) => {
+      const kind = message.headers[':message-type'];
+      const data = this.utf8.decode(message.payload);
+      if (kind === 'exception') return { event: `exception:${String(message.headers[':exception-type'] ?? 'unknown')}`, data };
+      if (kind === 'error') return { event: `exception:${String(message.headers[':error-code'] ?? 'unknown')}`, data: data || String(message.headers[':error-message'] ?? '') };
+      return { event: String(message.headers[':event-type'] ?? ''), data };
+    });
+  }
+
+  end(): StreamEvent[] {
+    this.messages.end();
+    return [];
+  }
+}
+
+export function decodeAwsEventStream(source: AsyncIterable<Uint8Array>, maxFrameBytes = DEFAULT_MAX_FRAME_BYTES): AsyncGenerator<StreamEvent> {
+  return framedEvents(new AwsEventStreamFramer(maxFrameBytes), source);
 }
 
 /** Encodes one message (tests, and fakes speaking this format). String headers only, as event streams use. */

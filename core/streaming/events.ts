@@ -6,6 +6,22 @@ export interface StreamEvent {
   data: string;
 }
 
+/**
+ * A framing's decoder driven by its reader: bytes in, the events they complete out. The dispatcher calls it inside
+ * its own read loop, so an event costs no asynchronous step of its own.
+ */
+export interface StreamFramer<E extends StreamEvent = StreamEvent> {
+  push(bytes: Uint8Array): E[];
+  /** At the end of input: the events still open, or a throw when the framing was cut inside one. */
+  end(): E[];
+}
+
+/** The events of an async byte source, through a framer. */
+export async function* framedEvents<E extends StreamEvent>(framer: StreamFramer<E>, source: AsyncIterable<Uint8Array>): AsyncGenerator<E> {
+  for await (const bytes of source) yield* framer.push(bytes);
+  yield* framer.end();
+}
+
 /** How a provider frames its streams: one decoder per format in core/streaming/. */
 export type StreamFormat = 'sse' | 'ndjson' | 'aws-eventstream';
 

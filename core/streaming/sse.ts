@@ -3,7 +3,7 @@
  * events into canonical chunks; nothing else parses SSE. Follows the WHATWG event-stream rules: CR, LF and
  * CRLF line ends (a CRLF may be split across reads), `:` comments, multi-line `data`, a leading BOM.
  */
-import { UpstreamTooLargeError } from './events.ts';
+import { framedEvents, UpstreamTooLargeError, type StreamFramer } from './events.ts';
 
 export interface SseEvent {
   event: string;
@@ -122,22 +122,40 @@ export class EventDecoder {
   }
 }
 
-/** Bytes -> events, over any async byte source (an undici body, a Node stream, a test generator). */
-export async function* decodeSse(source: AsyncIterable<Uint8Array>, maxFrameBytes = DEFAULT_MAX_FRAME_BYTES): AsyncGenerator<SseEvent> {
-  const lines = new LineDecoder(maxFrameBytes);
-  const events = new EventDecoder(maxFrameBytes);
-  for await (const bytes of source) {
-    for (const line of lines.push(bytes)) {
-      const event = events.line(line);
-      if (event) yield event;
+/** Bytes -> events, pushed by the reader. */
+export class SseFramer implements StreamFramer<SseEvent> {
+  private readonly lines: LineDecoder;
+  private readonly events: EventDecoder;
+
+  constructor(maxFrameBytes = DEFAULT_MAX_FRAME_BYTES) {
+    this.lines = new LineDecoder(maxFrameBytes);
+    this.events = new EventDecoder(maxFrameBytes);
+  }
+
+  push(bytes: Uint8Array): SseEvent[] {
+    return this.complete(this.lines.push(bytes));
+  }
+
+  end(): SseEvent[] {
+    const out = this.complete(this.lines.end());
+    const last = this.events.end();
+    if (last) out.push(last);
+    return out;
+  }
+
+  private complete(lines: string[]): SseEvent[] {
+    const out: SseEvent[] = [];
+    for (const line of lines) {
+      const event = this.events.line(line);
+      if (event) out.push(event);
     }
+    return out;
   }
-  for (const line of lines.end()) {
-    const event = events.line(line);
-    if (event) yield event;
-  }
-  const last = events.end();
-  if (last) yield last;
+}
+
+/** Bytes -> events, over any async byte source (an undici body, a Node stream, a test generator). */
+export function decodeSse(source: AsyncIterable<Uint8Array>, maxFrameBytes = DEFAULT_MAX_FRAME_BYTES): AsyncGenerator<SseEvent> {
+  return framedEvents(new SseFramer(maxFrameBytes), source);
 }
 
 /** Encodes one `data:` event; a named event gets its `event:` line first. */
