@@ -1,7 +1,7 @@
 /** POST /v1/chat/completions: the canonical format on the wire, so parsing and answering are near identity. */
 import { chatRequestOf, type ChatCompletionChunk, type ChatCompletionRequest } from '../canonical/chat.ts';
 import { renderError, toGatewayError, validationError } from '../errors.ts';
-import { EventStreamBody } from '../server/event-stream.ts';
+import { EventStreamBody } from './event-stream.ts';
 import { encodeSse } from '../streaming/sse.ts';
 import { compileRequestSchema } from '../validation.ts';
 import type { DispatchEndpoint } from './endpoint.ts';

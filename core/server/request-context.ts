@@ -10,7 +10,7 @@ import type { RequestObserver } from '../observability/observer.ts';
 import type { TracedState, Tracing } from '../observability/tracing-types.ts';
 import type { GatewayState } from '../pipeline/context.ts';
 import { SANE_REQUEST_ID } from '../validation.ts';
-import { EventStreamBody, writeEventStream } from './event-stream.ts';
+import { EventStreamBody, writeEventStream } from '../ingress/event-stream.ts';
 
 export interface Traffic {
   draining: boolean;

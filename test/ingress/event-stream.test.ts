@@ -1,5 +1,5 @@
 /**
- * The gateway's own text/event-stream writer (core/server/event-stream.ts), on a real socket: every event in order
+ * The gateway's own text/event-stream writer (core/ingress/event-stream.ts), on a real socket: every event in order
  * and a clean end; no event read ahead of a client that stops reading; the events' producer ended (its finally
  * run) when the client leaves; a producer that fails cuts the connection and is logged.
  */
@@ -9,7 +9,7 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Logger } from '../../core/logger.ts';
-import { writeEventStream } from '../../core/server/event-stream.ts';
+import { writeEventStream } from '../../core/ingress/event-stream.ts';
 
 interface Served {
   res: ServerResponse;
