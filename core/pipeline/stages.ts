@@ -147,9 +147,40 @@ export async function* stagedStream(
     return current;
   };
 
+  /**
+   * One chunk from the source through every stage. While each stage passes on one chunk (itself or a replacement),
+   * no list is made; from a stage that holds it back or releases several, the rest goes through `through`.
+   */
+  const throughOne = (chunk: ChatCompletionChunk): ChatCompletionChunk | readonly ChatCompletionChunk[] => {
+    let current = chunk;
+    for (let i = 0; i < stages.length; i++) {
+      const stage = stages[i]!;
+      const state = seen[i]!;
+      state.chunks++;
+      if (current.usage) state.usage = current.usage;
+      if (!stage.chunk) continue;
+      running = i;
+      const returned = stage.chunk(current);
+      if (returned === undefined) continue;
+      if (!Array.isArray(returned)) {
+        current = returned as ChatCompletionChunk;
+        continue;
+      }
+      state.held += 1 - returned.length;
+      if (state.held > (stage.holdBack ?? 0)) {
+        throw new Error(`a response stage holds ${state.held} chunks back, more than its holdBack (${stage.holdBack ?? 0})`);
+      }
+      return through(returned as readonly ChatCompletionChunk[], i + 1);
+    }
+    running = -1;
+    return current;
+  };
+
   try {
     for await (const chunk of source) {
-      for (const out of through([chunk], 0)) yield out;
+      const out = throughOne(chunk);
+      if (!Array.isArray(out)) yield out as ChatCompletionChunk;
+      else for (const each of out as readonly ChatCompletionChunk[]) yield each;
     }
     for (let i = 0; i < stages.length; i++) {
       running = i;
