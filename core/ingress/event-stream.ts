@@ -14,7 +14,19 @@ export class EventStreamBody {
 
   /** The answer was replaced (an error after respond()): the events are never read, and their producers end. */
   discard(logger: Logger, requestId: string): void {
-    void Promise.resolve(this.events[Symbol.asyncIterator]().return?.()).catch((err: unknown) => logger.warn({ err, requestId }, 'ending an event stream failed'));
+    void endEvents(this.events[Symbol.asyncIterator](), logger, requestId);
+  }
+}
+
+/**
+ * Returns the events' iterator early: the producers' finally blocks (usage, the upstream's release) run, and one
+ * that throws is logged, not lost.
+ */
+async function endEvents(iterator: AsyncIterator<string>, logger: Logger, requestId: string): Promise<void> {
+  try {
+    await iterator.return?.();
+  } catch (err) {
+    logger.warn({ err, requestId }, 'ending an event stream failed');
   }
 }
 
@@ -55,9 +67,6 @@ export async function writeEventStream(res: ServerResponse, events: AsyncIterabl
   } finally {
     res.off('close', onClose);
     res.off('drain', onDrain);
-    if (!finished) {
-      // The producers' finally blocks (usage, the upstream's release) run here; one that throws is logged, not lost.
-      await Promise.resolve(iterator.return?.()).catch((err: unknown) => logger.warn({ err, requestId }, 'ending an event stream failed'));
-    }
+    if (!finished) await endEvents(iterator, logger, requestId);
   }
 }

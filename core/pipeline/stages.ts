@@ -103,6 +103,14 @@ interface Seen {
   held: number;
 }
 
+/** Counts what a stage kept of the one chunk it was given (`out` chunks came out); past its holdBack, a bug. */
+function hold(stage: ResponseStage, state: Seen, out: number): void {
+  state.held += 1 - out;
+  if (state.held > (stage.holdBack ?? 0)) {
+    throw new Error(`a response stage holds ${state.held} chunks back, more than its holdBack (${stage.holdBack ?? 0})`);
+  }
+}
+
 /**
  * Passes a stream through the stages (nearest the dispatcher first) and tells each, exactly once, how it ended:
  * completed, aborted (the consumer stopped reading) or failed (the upstream, or a stage that ended it). A stage
@@ -135,10 +143,7 @@ export async function* stagedStream(
         if (chunk.usage) state.usage = chunk.usage;
         running = i;
         const out = stage.chunk ? outputOf(stage.chunk(chunk), chunk) : [chunk];
-        state.held += 1 - out.length;
-        if (state.held > (stage.holdBack ?? 0)) {
-          throw new Error(`a response stage holds ${state.held} chunks back, more than its holdBack (${stage.holdBack ?? 0})`);
-        }
+        hold(stage, state, out.length);
         next.push(...out);
       }
       current = next;
@@ -166,10 +171,7 @@ export async function* stagedStream(
         current = returned as ChatCompletionChunk;
         continue;
       }
-      state.held += 1 - returned.length;
-      if (state.held > (stage.holdBack ?? 0)) {
-        throw new Error(`a response stage holds ${state.held} chunks back, more than its holdBack (${stage.holdBack ?? 0})`);
-      }
+      hold(stage, state, returned.length);
       return through(returned as readonly ChatCompletionChunk[], i + 1);
     }
     running = -1;

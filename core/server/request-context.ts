@@ -5,12 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { GatewayError, renderError, toGatewayError } from '../errors.ts';
+import { EventStreamBody, writeEventStream } from '../ingress/event-stream.ts';
 import type { Logger } from '../logger.ts';
 import type { RequestObserver } from '../observability/observer.ts';
 import type { TracedState, Tracing } from '../observability/tracing-types.ts';
 import type { GatewayState } from '../pipeline/context.ts';
 import { SANE_REQUEST_ID } from '../validation.ts';
-import { EventStreamBody, writeEventStream } from '../ingress/event-stream.ts';
 
 export interface Traffic {
   draining: boolean;
