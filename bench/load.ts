@@ -40,6 +40,8 @@ export interface RunResult {
 export interface StreamResult extends RunResult {
   /** Milliseconds from due time to the first content chunk. */
   ttft: number[];
+  /** When each of those started, in wall-clock ms (performance.timeOrigin + performance.now()), in the same order. */
+  ttftFrom: number[];
   /** Milliseconds from the upstream's write of a chunk to its arrival here, for every chunk after the first. */
   transit: number[];
   /** The same for first chunks. */
@@ -123,6 +125,7 @@ export async function runStream(target: Target, options: RunOptions & { paceMs: 
   const client = shared ?? pool(target, options.connections);
   const latencies: number[] = [];
   const ttft: number[] = [];
+  const ttftFrom: number[] = [];
   const transit: number[] = [];
   const firstTransit: number[] = [];
   let ok = 0;
@@ -156,6 +159,7 @@ export async function runStream(target: Target, options: RunOptions & { paceMs: 
           const ms = Number(arrivedNs - stampNs(m[1]!)) / 1e6;
           if (seen === 0) {
             ttft.push(arrived - start);
+            ttftFrom.push(performance.timeOrigin + performance.now() - (nowMs() - start));
             firstTransit.push(ms);
           } else {
             transit.push(ms);
@@ -177,7 +181,7 @@ export async function runStream(target: Target, options: RunOptions & { paceMs: 
     }
   });
   if (!shared) await client.close();
-  return { offered: options.rate, sent, ok, errors: sent - ok, achieved: (ok * 1000) / elapsed, latencies, ttft, transit, firstTransit, chunks, held, ...(firstError ? { firstError } : {}) };
+  return { offered: options.rate, sent, ok, errors: sent - ok, achieved: (ok * 1000) / elapsed, latencies, ttft, ttftFrom, transit, firstTransit, chunks, held, ...(firstError ? { firstError } : {}) };
 }
 
 export function percentile(values: number[], p: number): number {
