@@ -86,9 +86,11 @@ function compiledPglite(): Promise<WebAssembly.Module | undefined> {
 /**
  * The worker's JavaScript allocates little (messages and rows; Postgres's memory is the WebAssembly's), but a
  * worker gets the main thread's young generation by default, which under load became resident: aigw-full's RSS
- * after 15 s of closed-loop load 284-286 MB with it, 266-274 MB with 8 MB (bench/analysis.md, sixth step).
+ * after 15 s of closed-loop load 284-286 MB with it, 266-274 MB with 8 MB (bench/analysis.md, sixth step). At 2 MB the
+ * gateway is ready with about 10 MB less (200-214 MB against 212-221, four starts each, in the same 1.3-1.5 s), and the
+ * worker's scavenges cost 0.3 µs per request instead of 0.1 (twelfth step).
  */
-const WORKER_YOUNG_GENERATION_MB = 8;
+const WORKER_YOUNG_GENERATION_MB = 2;
 
 async function startWorker(dataDir: string, sharedBuffers: string, initOnly: boolean): Promise<Worker> {
   baselineWasmOnly();
