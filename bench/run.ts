@@ -20,7 +20,7 @@ import { guardsFirstTokenMs } from './guards-scan.ts';
 import { medianRound, runClosedLoop, summarize, type SaturationResult } from './saturation.ts';
 import { CHAT_BODY, STREAM_CHAT_BODY, STREAM_PACE_MS } from './upstream.ts';
 import {
-  ALL_VARIANTS, cpuMs, hasTaskset, machineCpuMs, pin, REPO_ROOT, rssMb, sharedStoresReachable, startUpstreamProcess, startVariant,
+  ALL_VARIANTS, cpuMs, hasTaskset, machineCpuMs, pin, REPO_ROOT, rssMb, sharedStoresReachable, startUpstreamProcess, startVariant, storeServersCpuMs,
   upstreamRequests, type Context, type Running, type VariantId,
 } from './variants.ts';
 
@@ -122,19 +122,23 @@ function rssSampler(pid: number | undefined, everyMs = 200) {
  * CPU used by processes that are not part of the benchmark (other work on a shared machine), in % of one core,
  * over an interval: the machine's busy time minus this process's and the children's.
  */
+/**
+ * `sharedStores`: the measured variant runs on the shared Postgres and Redis, whose servers then work for it: their
+ * CPU is the variant's, not noise (it read as 27-33% of a core, and every measurement of that variant was repeated).
+ */
 function noiseMeter(pids: () => number[]) {
-  const ours = () => {
+  const ours = (sharedStores: boolean) => {
     const u = process.cpuUsage();
-    return (u.user + u.system) / 1000 + pids().reduce((n, pid) => n + (cpuMs(pid) ?? 0), 0);
+    return (u.user + u.system) / 1000 + pids().reduce((n, pid) => n + (cpuMs(pid) ?? 0), 0) + (sharedStores ? storeServersCpuMs() : 0);
   };
-  return () => {
+  return (sharedStores = false) => {
     const m0 = machineCpuMs();
-    const o0 = ours();
+    const o0 = ours(sharedStores);
     const t0 = performance.now();
     return (): number | null => {
       const m1 = machineCpuMs();
       if (m0 === null || m1 === null) return null;
-      return Math.max(0, ((m1 - m0 - (ours() - o0)) / (performance.now() - t0)) * 100);
+      return Math.max(0, ((m1 - m0 - (ours(sharedStores) - o0)) / (performance.now() - t0)) * 100);
     };
   };
 }
@@ -190,15 +194,15 @@ export async function runBench(options: BenchOptions): Promise<Results> {
     return last;
   };
   /** Runs a measurement; when other processes were busy meanwhile, waits for quiet and runs it once more. */
-  const measured = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
-    let stop = noise();
+  const measured = async <T>(what: string, fn: () => Promise<T>, sharedStores = false): Promise<T> => {
+    let stop = noise(sharedStores);
     let value = await fn();
     let foreign = stop();
     if (foreign !== null && foreign > NOISY_PCT && retryBudgetMs > 0) {
       const t0 = Date.now();
       log(`${what}: other processes used ${foreign.toFixed(0)}% of a core meanwhile; measuring again`);
       await waitForQuiet(Math.min(15_000, retryBudgetMs));
-      stop = noise();
+      stop = noise(sharedStores);
       value = await fn();
       foreign = stop();
       retryBudgetMs -= Date.now() - t0;
@@ -271,15 +275,15 @@ export async function runBench(options: BenchOptions): Promise<Results> {
           const r = await runJson(c.running.target, { rate: S.latency.rate, durationMs: S.latency.durationMs, connections: 1, body: BODY, fromSend: true });
           const cpu1 = c.running.pid ? cpuMs(c.running.pid) : null;
           return { ...r, cpuMs: cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : undefined };
-        }));
+        }, c.running.sharedStores));
       }
       for (const c of order) {
         await focus(c);
-        c.delayed.push(await measured(`${c.running.id} 20 ms upstream`, () => runJson(c.running.target, { rate: S.delayed.rate, durationMs: S.delayed.durationMs, connections: S.delayed.connections, body: DELAY_BODY, fromSend: true })));
+        c.delayed.push(await measured(`${c.running.id} 20 ms upstream`, () => runJson(c.running.target, { rate: S.delayed.rate, durationMs: S.delayed.durationMs, connections: S.delayed.connections, body: DELAY_BODY, fromSend: true }), c.running.sharedStores));
       }
       for (const c of order) {
         await focus(c);
-        c.streams.push(await measured(`${c.running.id} stream`, () => runStream(c.running.target, { rate: S.stream.rate, durationMs: S.stream.durationMs, connections: S.stream.connections, body: STREAM_CHAT_BODY, paceMs: STREAM_PACE_MS, fromSend: true })));
+        c.streams.push(await measured(`${c.running.id} stream`, () => runStream(c.running.target, { rate: S.stream.rate, durationMs: S.stream.durationMs, connections: S.stream.connections, body: STREAM_CHAT_BODY, paceMs: STREAM_PACE_MS, fromSend: true }), c.running.sharedStores));
       }
       log(`round ${round + 1}/${S.rounds}: ${order.map((c) => `${c.running.id} p99 ${percentile(c.json.at(-1)!.latencies, 99).toFixed(2)} ms`).join(', ')}`);
     }
@@ -315,7 +319,7 @@ export async function runBench(options: BenchOptions): Promise<Results> {
       await focus(c);
       const sampler = rssSampler(c.running.pid);
       let before = { server: 0, load: 0, at: 0 };
-      let stopNoise = noise();
+      let stopNoise = noise(c.running.sharedStores);
       const loadCpu = () => {
         const u = process.cpuUsage();
         return (u.user + u.system) / 1000 + (cpuMs(upstream.pid) ?? 0);
@@ -325,7 +329,7 @@ export async function runBench(options: BenchOptions): Promise<Results> {
         body: BODY, p99LimitMs: 10, ...S.ramp,
         beforeStep: () => {
           before = { server: c.running.pid ? cpuMs(c.running.pid) ?? 0 : 0, load: loadCpu(), at: performance.now() };
-          stopNoise = noise();
+          stopNoise = noise(c.running.sharedStores);
         },
         onStep: (s, retried) => {
           const wall = performance.now() - before.at;
@@ -371,7 +375,7 @@ export async function runBench(options: BenchOptions): Promise<Results> {
           const load = process.cpuUsage(load0);
           const loadMs = (load.user + load.system) / 1000 + (cpuMs(upstream.pid) ?? 0) - upstream0;
           return { r, cpu: { serverMs: server0 !== null && server1 !== null ? server1 - server0 : null, loadMs, wallMs } };
-        });
+        }, c.running.sharedStores);
         const rss = sampler.stop();
         if (rss !== null) rssPeaks.set(c, Math.max(rssPeaks.get(c) ?? 0, rss));
         const sat = summarize(r, settings, cpu, rss);

@@ -4,7 +4,7 @@
  * pinned with taskset: the servers under test to one core, the upstream (and the load generator) to the other.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
+import { openSync, closeSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -31,6 +31,8 @@ export interface Running {
   target: Target;
   /** The process under test (none for direct). */
   pid?: number;
+  /** Runs on the shared Postgres and Redis: their servers' CPU is part of what is measured, not noise. */
+  sharedStores?: boolean;
   stop(): Promise<void>;
 }
 
@@ -111,6 +113,26 @@ export function machineCpuMs(): number | null {
   } catch {
     return null;
   }
+}
+
+/** Process names of the shared stores' servers (Postgres forks a process per connection). */
+const STORE_SERVERS = new Set(['postgres', 'redis-server']);
+
+/** CPU time (user + system) of every Postgres and Redis server process on the machine, in ms, from /proc. */
+export function storeServersCpuMs(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (entry.charCodeAt(0) > 57) continue; // not a pid
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!STORE_SERVERS.has(stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')))) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    } catch {
+      // a process that ended
+    }
+  }
+  return total;
 }
 
 export { freePort };
@@ -345,6 +367,7 @@ async function startAigw(ctx: Context, id: VariantId, plugins: string[], shared:
     description: `aigw, pipeline [${plugins.join(', ')}]${plugins.length === 1 ? ' (the emptiest the config allows: a pipeline serving /v1 must include auth)' : ''}, ${stores}; ${caller.notes.join('; ')}; models priced; access log on (the default), log level info, output to a file`,
     target: { url, path: CHAT_PATH, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } },
     pid: child.child.pid!,
+    ...(shared ? { sharedStores: true } : {}),
     async stop() {
       await child.stop();
       await dropSchema?.().catch((err) => ctx.log(`dropping the bench schema failed: ${(err as Error).message}`));
