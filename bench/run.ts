@@ -120,11 +120,9 @@ function rssSampler(pid: number | undefined, everyMs = 200) {
 
 /**
  * CPU used by processes that are not part of the benchmark (other work on a shared machine), in % of one core,
- * over an interval: the machine's busy time minus this process's and the children's.
- */
-/**
- * `sharedStores`: the measured variant runs on the shared Postgres and Redis, whose servers then work for it: their
- * CPU is the variant's, not noise (it read as 27-33% of a core, and every measurement of that variant was repeated).
+ * over an interval: the machine's busy time minus this process's and the children's. `sharedStores`: the measured
+ * variant runs on the shared Postgres and Redis, whose servers then work for it: their CPU is the variant's, not
+ * noise (it read as 27-33% of a core, and every measurement of that variant was repeated).
  */
 function noiseMeter(pids: () => number[]) {
   const ours = (sharedStores: boolean) => {

@@ -15,9 +15,9 @@ import { distIsFresh } from './dist-fresh.js';
 setFlagsFromString('--no-allocation-site-pretenuring');
 
 // The old generation grows by a quarter of what survived the last full collection before the next one, where V8's
-// own factor (up to 4x) let aigw-full's old space fill with 50 MB of dead records under load: 240-250 MB resident
-// after 15 s of closed-loop load against 270-290, for no measurable CPU (bench/analysis.md, twelfth step). A flag
-// given to node itself wins.
+// own factor (up to 4x) let aigw-full's old space fill with 40-55 MB of dead records under load: 228-244 MB resident
+// after 20-25 s of closed-loop load against 245-271, for a full collection every 2.5-3 s at saturation, about 1% of
+// the CPU (bench/analysis.md, twelfth step). A flag given to node itself wins.
 if (!`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`.includes('heap-growing-percent')) {
   setFlagsFromString('--heap-growing-percent=25');
 }
