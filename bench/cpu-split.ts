@@ -4,24 +4,20 @@
  * connections. CPU per request is what a server's requests/s per core is the inverse of, and it varies less with
  * what else the machine is doing than a throughput figure. With STREAM=1 the requests are streamed.
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runClosedLoop } from './saturation.ts';
 import { measuredBody } from './upstream.ts';
-import { startUpstreamProcess, startVariant, variantSpec } from './variants.ts';
+import { procStat, startUpstreamProcess, startVariant, variantSpec } from './variants.ts';
 
 interface ThreadCpu { name: string; ms: number }
 
 function threads(pid: number): Map<string, ThreadCpu> {
   const out = new Map<string, ThreadCpu>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(tid, { name: tid === String(pid) ? 'main' : name, ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 });
-    } catch { /* a thread that ended */ }
+    const stat = procStat(`/proc/${pid}/task/${tid}/stat`);
+    if (stat) out.set(tid, { name: tid === String(pid) ? 'main' : stat.name, ms: stat.cpuMs });
   }
   return out;
 }

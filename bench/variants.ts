@@ -91,14 +91,23 @@ export function rssMb(pid: number): number | null {
   }
 }
 
-/** CPU time (user + system) of a process in ms, from /proc. */
-export function cpuMs(pid: number): number | null {
+/**
+ * A process's or thread's name and CPU time (user + system, ms) from its /proc stat file (`/proc/<pid>/stat`,
+ * `/proc/<pid>/task/<tid>/stat`); null once it has ended. The name is read up to the last `)`: it may hold one.
+ */
+export function procStat(path: string): { name: string; cpuMs: number } | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    const stat = readFileSync(path, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 };
   } catch {
     return null;
   }
+}
+
+/** CPU time (user + system) of a process in ms, from /proc. */
+export function cpuMs(pid: number): number | null {
+  return procStat(`/proc/${pid}/stat`)?.cpuMs ?? null;
 }
 
 /**
@@ -123,14 +132,8 @@ export function storeServersCpuMs(): number {
   let total = 0;
   for (const entry of readdirSync('/proc')) {
     if (entry.charCodeAt(0) > 57) continue; // not a pid
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (!STORE_SERVERS.has(stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')))) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-    } catch {
-      // a process that ended
-    }
+    const stat = procStat(`/proc/${entry}/stat`);
+    if (stat && STORE_SERVERS.has(stat.name)) total += stat.cpuMs;
   }
   return total;
 }
