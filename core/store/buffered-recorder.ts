@@ -10,6 +10,9 @@
  *
  * close() waits for admitted requests to hand in their records, then retries the writes until the deadline; what
  * still cannot be written by then is logged in full (error lines), never silently lost.
+ *
+ * The records wait in an array, or in a queue of the recorder's owner (RecordQueue): the usage plugin's keeps them
+ * as the bytes of their COPY rows (core/store/copy-binary-rows.ts).
  */
 import type { Log as Logger } from '../log.ts';
 
@@ -19,9 +22,49 @@ export interface RecorderSettings {
   maxPending: number;
 }
 
-export interface RecorderOptions<T> extends RecorderSettings {
+/** Where a recorder keeps the records it has not written yet, and how it hands a batch of them to `write`. */
+export interface RecordQueue<T, Batch> {
+  readonly length: number;
+  /** Queues a record; throws for one it cannot keep (the recorder then logs that record in full). */
+  push(record: T): void;
+  /** The first `count` records (all of them, when fewer are queued), as `write` takes them. */
+  batch(count: number): Batch;
+  /** Forgets the first `count` records: they are written. */
+  drop(count: number): void;
+  /** Every queued record, no longer queued. */
+  takeAll(): T[];
+}
+
+/** The default queue: the records themselves, in an array. */
+export class ArrayQueue<T> implements RecordQueue<T, readonly T[]> {
+  private items: T[] = [];
+
+  get length(): number {
+    return this.items.length;
+  }
+
+  push(record: T): void {
+    this.items.push(record);
+  }
+
+  batch(count: number): readonly T[] {
+    return this.items.slice(0, count);
+  }
+
+  drop(count: number): void {
+    this.items.splice(0, count);
+  }
+
+  takeAll(): T[] {
+    return this.items.splice(0);
+  }
+}
+
+export interface RecorderOptions<T, Batch = readonly T[]> extends RecorderSettings {
   /** Writes one batch; must be idempotent (a batch whose answer was lost is written again). */
-  write(batch: readonly T[]): Promise<void>;
+  write(batch: Batch): Promise<void>;
+  /** Where records wait; an ArrayQueue when absent (then a batch is an array of records). */
+  queue?: RecordQueue<T, Batch>;
   logger: Logger;
   /** First retry delay and its cap; defaults 100 ms and 30 s. */
   retryBaseMs?: number;
@@ -49,8 +92,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** How many records go in one log line when a shutdown could not write them. */
 const RECORDS_PER_LOG_LINE = 100;
 
-export class BufferedRecorder<T> {
-  private queue: T[] = [];
+export class BufferedRecorder<T, Batch = readonly T[]> {
+  private readonly queue: RecordQueue<T, Batch>;
   /** Admitted requests whose record has not been handed in yet. */
   private reserved = 0;
   private readonly waiters: Waiter[] = [];
@@ -68,7 +111,9 @@ export class BufferedRecorder<T> {
   private readonly random: () => number;
   private readonly label: string;
 
-  constructor(private readonly options: RecorderOptions<T>) {
+  constructor(private readonly options: RecorderOptions<T, Batch>) {
+    // Without a queue of its own, Batch is the default: an array of records.
+    this.queue = options.queue ?? (new ArrayQueue<T>() as unknown as RecordQueue<T, Batch>);
     this.label = options.label;
     this.retryBaseMs = options.retryBaseMs ?? 100;
     this.retryMaxMs = options.retryMaxMs ?? 30_000;
@@ -126,7 +171,13 @@ export class BufferedRecorder<T> {
       this.options.logger.error({ records: [item] }, `a ${this.label} record was made after shutdown: it is in this log line`);
       return;
     }
-    this.queue.push(item);
+    try {
+      this.queue.push(item);
+    } catch (err) {
+      // A record the queue cannot keep would fail every batch it joined: it goes to the log, and the rest is written.
+      this.options.logger.error({ err, records: [item] }, `a ${this.label} record cannot be written: it is in this log line`);
+      return;
+    }
     if (this.batchReady) this.kick(false);
   }
 
@@ -174,7 +225,7 @@ export class BufferedRecorder<T> {
       waiter.reject(new Error(`the ${this.label} recorder has shut down`));
     }
     if (this.queue.length > 0 || this.reserved > 0) {
-      const lost = this.queue.splice(0);
+      const lost = this.queue.takeAll();
       if (this.options.onUnwritten && lost.length > 0) {
         try {
           await this.options.onUnwritten(lost);
@@ -277,14 +328,15 @@ export class BufferedRecorder<T> {
    */
   private async drain(rethrow: boolean): Promise<void> {
     while (this.due > 0 ? this.queue.length > 0 : this.batchReady) {
-      const batch = this.queue.slice(0, this.options.batchSize);
+      const count = Math.min(this.options.batchSize, this.queue.length);
+      const batch = this.queue.batch(count);
       try {
         await this.options.write(batch);
       } catch (err) {
         this.failures++;
         const retryInMs = this.backoff();
         this.options.logger.warn(
-          { err, pending: this.queue.length, batch: batch.length, attempt: this.failures, retryInMs },
+          { err, pending: this.queue.length, batch: count, attempt: this.failures, retryInMs },
           `writing ${this.label} records failed: the batch is kept and retried`,
         );
         if (!this.finished && !this.closing) {
@@ -298,8 +350,8 @@ export class BufferedRecorder<T> {
         if (rethrow) throw err;
         return;
       }
-      this.queue.splice(0, batch.length);
-      this.due = Math.max(0, this.due - batch.length);
+      this.queue.drop(count);
+      this.due = Math.max(0, this.due - count);
       if (this.failures > 0) {
         this.options.logger.info({ failedAttempts: this.failures, pending: this.queue.length }, `${this.label} records are written again`);
         this.failures = 0;

@@ -29,9 +29,13 @@ export interface CopyValues {
 
 /** "PGCOPY\n\377\r\n\0", then the flags field and the header extension's length, both 0. */
 const HEADER = [0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0];
+/** Bytes before a stream's first row: where a writer's first row starts. */
+export const COPY_HEADER_BYTES = HEADER.length;
 /** Postgres's epoch, 2000-01-01T00:00:00Z, in microseconds since the Unix epoch. */
 const POSTGRES_EPOCH_US = 946_684_800_000_000;
 const TWO_32 = 2 ** 32;
+/** A writer whose rows are dropped (dropBefore) gives memory back only above this size. */
+const SHRINK_ABOVE_BYTES = 4 * 1024 * 1024;
 const NUMERIC_POS = 0x0000;
 const NUMERIC_NEG = 0x4000;
 const NUMERIC_NAN = 0xc000;
@@ -184,6 +188,48 @@ export class BinaryCopyWriter {
     this.at = start;
     this.numericHeader(kept, kept === 0 ? 0 : weight, value < 0 && kept > 0 ? NUMERIC_NEG : NUMERIC_POS, dscale);
     this.at = after;
+  }
+
+  /** Bytes written so far, the header's included: where the next row starts. */
+  get size(): number {
+    return this.at;
+  }
+
+  /** Forgets what was written from `offset` (a size read earlier) on: a row given up halfway, say. */
+  truncate(offset: number): void {
+    if (this.finished) throw new Error('BinaryCopyWriter: the stream is finished');
+    if (offset < HEADER.length || offset > this.at) throw new RangeError(`BinaryCopyWriter: no offset ${offset} to truncate at`);
+    this.at = offset;
+  }
+
+  /**
+   * Forgets the rows before `offset` (a row's start): those from it on move to just after the header, and later
+   * offsets move back by the returned number of bytes.
+   */
+  dropBefore(offset: number): number {
+    if (this.finished) throw new Error('BinaryCopyWriter: the stream is finished');
+    if (offset < HEADER.length || offset > this.at) throw new RangeError(`BinaryCopyWriter: no offset ${offset} to drop before`);
+    const moved = offset - HEADER.length;
+    if (moved > 0) this.buffer.copyWithin(HEADER.length, offset, this.at);
+    this.at -= moved;
+    // A backlog (a database that refused writes for a while) made it large: its memory goes once the rows do.
+    if (this.buffer.length > SHRINK_ABOVE_BYTES && this.at < this.buffer.length / 4) {
+      const smaller = Buffer.alloc(Math.max(SHRINK_ABOVE_BYTES, this.at * 2));
+      this.buffer.copy(smaller, 0, 0, this.at);
+      this.buffer = smaller;
+    }
+    return moved;
+  }
+
+  /** The rows between two offsets as a stream of their own (header and trailer), in a buffer of its own. */
+  streamOf(from: number, to: number): Uint8Array {
+    if (from < HEADER.length || to < from || to > this.at) throw new RangeError(`BinaryCopyWriter: no rows between ${from} and ${to}`);
+    const out = new Uint8Array(HEADER.length + (to - from) + 2);
+    out.set(this.buffer.subarray(0, HEADER.length));
+    out.set(this.buffer.subarray(from, to), HEADER.length);
+    out[out.length - 2] = 0xff;
+    out[out.length - 1] = 0xff;
+    return out;
   }
 
   /** The finished stream (the trailer written); the writer takes no more rows. */

@@ -11,7 +11,7 @@ import type { ModelConfig } from '../../core/config/types.ts';
 import type { PluginServices } from '../../core/pipeline/plugin.ts';
 import { fileURLToPath } from 'node:url';
 import { definePlugin } from '../../core/pipeline/plugin.ts';
-import { insertUsageRecords, type UsageRecord } from './record.ts';
+import { usageRowQueue, writeUsageBatch, type UsageBatch, type UsageRecord } from './record.ts';
 import { BufferedRecorder, type RecorderSettings } from '../../core/store/buffered-recorder.ts';
 import { usageEndpoint } from './endpoint.ts';
 import { usageAdminRoutes } from './admin-routes.ts';
@@ -59,7 +59,7 @@ class OpenMeters {
 
 /** What every entry of one gateway shares: one recorder, made by the first entry set up. */
 export interface UsageShared {
-  recorder?: BufferedRecorder<UsageRecord>;
+  recorder?: BufferedRecorder<UsageRecord, UsageBatch>;
   settings?: string;
   meters: OpenMeters;
 }
@@ -70,17 +70,19 @@ const recorderSettings = (config: UsagePluginConfig) =>
 const differing = (settings: string, first: string) =>
   `every usage entry shares one recorder, and this entry's settings ${settings} differ from the first entry's ${first}`;
 
-function sharedRecorder(config: UsagePluginConfig, services: PluginServices, shared: UsageShared): BufferedRecorder<UsageRecord> {
+function sharedRecorder(config: UsagePluginConfig, services: PluginServices, shared: UsageShared): BufferedRecorder<UsageRecord, UsageBatch> {
   const settings = recorderSettings(config);
   if (shared.recorder) {
     // checkEntries refuses such a config at load; a config built in code reaches this.
     if (shared.settings !== settings) throw new Error(`plugin "usage": ${differing(settings, shared.settings!)}`);
     return shared.recorder;
   }
-  const recorder = new BufferedRecorder<UsageRecord>({
+  const recorder = new BufferedRecorder<UsageRecord, UsageBatch>({
     ...config,
     label: 'usage',
-    write: (batch) => insertUsageRecords(services.db, batch),
+    // Rows as bytes where the database takes a COPY: no record waits for its batch on the JavaScript heap.
+    ...(services.db.copyBinary ? { queue: usageRowQueue(config.batchSize) } : {}),
+    write: (batch) => writeUsageBatch(services.db, batch),
     logger: services.logger,
   }).start();
   shared.recorder = recorder;
@@ -158,6 +160,6 @@ export default definePlugin<UsagePluginConfig, UsageShared>({
 });
 
 /** The gateway's usage recorder, once a pipeline entry has set the plugin up: tests flush it. */
-export function usageRecorderFor(gateway: { pluginState(name: string): unknown }): BufferedRecorder<UsageRecord> | undefined {
+export function usageRecorderFor(gateway: { pluginState(name: string): unknown }): BufferedRecorder<UsageRecord, UsageBatch> | undefined {
   return (gateway.pluginState('usage') as UsageShared | undefined)?.recorder;
 }

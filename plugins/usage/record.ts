@@ -1,11 +1,13 @@
 /**
  * A usage record (one per request) and the write of a batch of them into `usage_records` (migrations/), in one
  * statement whatever its size: a binary COPY where the database has it (PGlite), else one INSERT in which every
- * column goes as one array parameter.
+ * column goes as one array parameter. On the embedded database the recorder keeps records as their COPY rows from
+ * the moment they are handed in (usageRowQueue).
  */
 import type { Modality } from '../../core/canonical/chat.ts';
 import type { PluginDatabase, PluginQueryable as Queryable } from '../../core/pipeline/services.ts';
 import { BinaryCopyWriter, type CopyColumnType } from '../../core/store/copy-binary.ts';
+import { BinaryRowQueue, type EncodedRows, type RowCodec } from '../../core/store/copy-binary-rows.ts';
 
 export type UsageStatus = 'completed' | 'aborted' | 'failed';
 
@@ -71,44 +73,47 @@ function isoTime(ms: number): string {
   return lastIso;
 }
 
-/** Column, its SQL type, and how a record gives it. Order is the INSERT's and the COPY's. */
-const COLUMNS: Array<[string, CopyColumnType, (r: UsageRecord) => unknown]> = [
-  ['id', 'uuid', (r) => r.id],
-  ['request_id', 'text', (r) => r.requestId],
-  ['created_at', 'timestamptz', (r) => r.createdAt],
-  ['tenant_id', 'text', (r) => r.tenantId],
-  ['organization_id', 'text', (r) => r.organizationId],
-  ['department_id', 'text', (r) => r.departmentId],
-  ['caller_kind', 'text', (r) => r.callerKind],
-  ['api_key_id', 'text', (r) => r.apiKeyId],
-  ['user_id', 'text', (r) => r.userId],
-  ['endpoint', 'text', (r) => r.endpoint],
-  ['stream', 'boolean', (r) => r.stream],
-  ['provider', 'text', (r) => r.provider],
-  ['requested_model', 'text', (r) => r.requestedModel],
-  ['model', 'text', (r) => r.model],
-  ['upstream_model', 'text', (r) => r.upstreamModel],
-  ['prompt_tokens', 'bigint', (r) => r.promptTokens],
-  ['completion_tokens', 'bigint', (r) => r.completionTokens],
-  ['cached_tokens', 'bigint', (r) => r.cachedTokens],
-  ['reasoning_tokens', 'bigint', (r) => r.reasoningTokens],
-  ['total_tokens', 'bigint', (r) => r.totalTokens],
-  ['estimated', 'boolean', (r) => r.estimated],
-  ['modality', 'text', (r) => r.modality],
-  ['search_units', 'bigint', (r) => r.searchUnits],
-  ['cost_usd', 'numeric', (r) => r.costUsd],
-  ['latency_ms', 'float8', (r) => r.latencyMs],
-  ['ttfb_ms', 'float8', (r) => r.ttfbMs],
-  ['status', 'text', (r) => r.status],
-  ['error_code', 'text', (r) => r.errorCode],
-  ['requests', 'integer', (r) => r.requests ?? 1],
-  ['cache_status', 'text', (r) => r.cacheStatus ?? null],
-  ['retrieval', 'jsonb', (r) => r.retrieval ?? null],
-  ['guard_verdicts', 'jsonb', (r) => r.guardVerdicts ?? null],
-  ['audio_seconds', 'float8', (r) => r.audioSeconds ?? 0],
-  ['characters', 'bigint', (r) => r.characters ?? 0],
-  ['images', 'bigint', (r) => r.images ?? 0],
-  ['video_seconds', 'float8', (r) => r.videoSeconds ?? 0],
+/**
+ * Column, its SQL type, the record's field it holds, and how a record gives it (a getter of its own per column: one
+ * getter reading any field by name would be a megamorphic load per value). Order is the INSERT's and the COPY's.
+ */
+const COLUMNS: ReadonlyArray<readonly [string, CopyColumnType, keyof UsageRecord, (r: UsageRecord) => unknown]> = [
+  ['id', 'uuid', 'id', (r) => r.id],
+  ['request_id', 'text', 'requestId', (r) => r.requestId],
+  ['created_at', 'timestamptz', 'createdAt', (r) => r.createdAt],
+  ['tenant_id', 'text', 'tenantId', (r) => r.tenantId],
+  ['organization_id', 'text', 'organizationId', (r) => r.organizationId],
+  ['department_id', 'text', 'departmentId', (r) => r.departmentId],
+  ['caller_kind', 'text', 'callerKind', (r) => r.callerKind],
+  ['api_key_id', 'text', 'apiKeyId', (r) => r.apiKeyId],
+  ['user_id', 'text', 'userId', (r) => r.userId],
+  ['endpoint', 'text', 'endpoint', (r) => r.endpoint],
+  ['stream', 'boolean', 'stream', (r) => r.stream],
+  ['provider', 'text', 'provider', (r) => r.provider],
+  ['requested_model', 'text', 'requestedModel', (r) => r.requestedModel],
+  ['model', 'text', 'model', (r) => r.model],
+  ['upstream_model', 'text', 'upstreamModel', (r) => r.upstreamModel],
+  ['prompt_tokens', 'bigint', 'promptTokens', (r) => r.promptTokens],
+  ['completion_tokens', 'bigint', 'completionTokens', (r) => r.completionTokens],
+  ['cached_tokens', 'bigint', 'cachedTokens', (r) => r.cachedTokens],
+  ['reasoning_tokens', 'bigint', 'reasoningTokens', (r) => r.reasoningTokens],
+  ['total_tokens', 'bigint', 'totalTokens', (r) => r.totalTokens],
+  ['estimated', 'boolean', 'estimated', (r) => r.estimated],
+  ['modality', 'text', 'modality', (r) => r.modality],
+  ['search_units', 'bigint', 'searchUnits', (r) => r.searchUnits],
+  ['cost_usd', 'numeric', 'costUsd', (r) => r.costUsd],
+  ['latency_ms', 'float8', 'latencyMs', (r) => r.latencyMs],
+  ['ttfb_ms', 'float8', 'ttfbMs', (r) => r.ttfbMs],
+  ['status', 'text', 'status', (r) => r.status],
+  ['error_code', 'text', 'errorCode', (r) => r.errorCode],
+  ['requests', 'integer', 'requests', (r) => r.requests ?? 1],
+  ['cache_status', 'text', 'cacheStatus', (r) => r.cacheStatus ?? null],
+  ['retrieval', 'jsonb', 'retrieval', (r) => r.retrieval ?? null],
+  ['guard_verdicts', 'jsonb', 'guardVerdicts', (r) => r.guardVerdicts ?? null],
+  ['audio_seconds', 'float8', 'audioSeconds', (r) => r.audioSeconds ?? 0],
+  ['characters', 'bigint', 'characters', (r) => r.characters ?? 0],
+  ['images', 'bigint', 'images', (r) => r.images ?? 0],
+  ['video_seconds', 'float8', 'videoSeconds', (r) => r.videoSeconds ?? 0],
 ];
 
 const INSERT = `INSERT INTO usage_records (${COLUMNS.map(([name]) => name).join(', ')})
@@ -117,7 +122,7 @@ const INSERT = `INSERT INTO usage_records (${COLUMNS.map(([name]) => name).join(
 
 const COLUMN_NAMES = COLUMNS.map(([name]) => name);
 const TYPES = COLUMNS.map(([, type]) => type);
-const GETTERS = COLUMNS.map(([, , get]) => get);
+const GETTERS = COLUMNS.map(([, , , get]) => get);
 
 /** A record's value as the INSERT's array parameter takes it: times as ISO text, costs as decimal text. */
 function asParam(type: CopyColumnType, get: (r: UsageRecord) => unknown): (r: UsageRecord) => unknown {
@@ -126,7 +131,7 @@ function asParam(type: CopyColumnType, get: (r: UsageRecord) => unknown): (r: Us
   return get;
 }
 
-const PARAMS = COLUMNS.map(([, type, get]) => asParam(type, get));
+const PARAMS = COLUMNS.map(([, type, , get]) => asParam(type, get));
 
 /** About what one record takes in the binary stream, so that a batch's buffer seldom grows. */
 const BYTES_PER_RECORD = 448;
@@ -142,7 +147,49 @@ function binaryOf(batch: readonly UsageRecord[]): Uint8Array {
   return writer.finish();
 }
 
+/** How the embedded database's queue (BinaryRowQueue) keeps records as COPY rows, and reads them back. */
+export const USAGE_ROWS: RowCodec<UsageRecord> = {
+  types: TYPES,
+  values: GETTERS,
+  record(values) {
+    const record: Record<string, unknown> = {};
+    for (let c = 0; c < COLUMNS.length; c++) record[COLUMNS[c]![2]] = values[c];
+    return record as unknown as UsageRecord;
+  },
+};
+
+/** A queue of usage records as COPY rows, sized for batches of `batchSize`. */
+export function usageRowQueue(batchSize: number): BinaryRowQueue<UsageRecord> {
+  return new BinaryRowQueue(USAGE_ROWS, batchSize * BYTES_PER_RECORD);
+}
+
+/** What the usage recorder writes: records, or (on the embedded database) the rows its queue encoded. */
+export type UsageBatch = readonly UsageRecord[] | EncodedRows<UsageRecord>;
+
 const UNIQUE_VIOLATION = '23505';
+
+/** Writes a batch of either kind, as insertUsageRecords does. */
+export async function writeUsageBatch(db: Queryable & Pick<PluginDatabase, 'copyBinary'>, batch: UsageBatch): Promise<void> {
+  if (isRecords(batch)) return insertUsageRecords(db, batch);
+  if (batch.count === 0) return;
+  if (db.copyBinary) {
+    try {
+      await db.copyBinary('usage_records', COLUMN_NAMES, batch.stream);
+      return;
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+    }
+  }
+  await insertRows(db, batch.records());
+}
+
+function isRecords(batch: UsageBatch): batch is readonly UsageRecord[] {
+  return Array.isArray(batch);
+}
+
+async function insertRows(db: Queryable, batch: readonly UsageRecord[]): Promise<void> {
+  await db.query(INSERT, PARAMS.map((get) => batch.map(get)));
+}
 
 /**
  * Writes a batch in one statement; rows already written by an earlier attempt are skipped. COPY has no ON
@@ -159,7 +206,7 @@ export async function insertUsageRecords(db: Queryable & Pick<PluginDatabase, 'c
       if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
     }
   }
-  await db.query(INSERT, PARAMS.map((get) => batch.map(get)));
+  await insertRows(db, batch);
 }
 
 const MAX_TEXT = 256;

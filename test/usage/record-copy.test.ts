@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase, type Database, type Queryable } from '../../core/store/database.ts';
 import { migrate } from '../../core/store/migrate.ts';
-import { insertUsageRecords, type UsageRecord } from '../../plugins/usage/record.ts';
+import { insertUsageRecords, usageRowQueue, writeUsageBatch, type UsageRecord } from '../../plugins/usage/record.ts';
 import { builtInMigrations } from '../helpers/config.ts';
 import { freshDataDir } from '../helpers/data-dir.ts';
 
@@ -97,6 +97,32 @@ describe('usage batch write on the embedded database', () => {
     const again = [...batch, record({ requestedModel: 'new one' })];
     await insertUsageRecords(db, again);
     assert.equal(await countOf(db, again), 3);
+  });
+
+  test('rows the recorder\'s queue encoded when they were handed in: stored as the INSERT stores them, and written again add nothing', async () => {
+    const queued = awkwardBatch();
+    const inserted = queued.map((r) => ({ ...r, id: randomUUID(), requestId: randomUUID() }));
+    const queue = usageRowQueue(500);
+    for (const r of queued) queue.push(r);
+    const batch = queue.batch(queued.length);
+    await writeUsageBatch(db, batch);
+    await insertUsageRecords(insertOnly(db), inserted);
+    assert.deepEqual(await rowsOf(db, queued.map((r) => r.id)), await rowsOf(db, inserted.map((r) => r.id)));
+    // A batch whose answer was lost is written again, with records that came after it: the COPY fails on the
+    // primary key, and the INSERT of the decoded records skips those already there.
+    const later = record({ requestedModel: 'after the lost answer' });
+    queue.push(later);
+    await writeUsageBatch(db, queue.batch(queued.length + 1));
+    assert.equal(await countOf(db, [...queued, later]), queued.length + 1);
+    const laterInserted = { ...later, id: randomUUID(), requestId: randomUUID() };
+    await insertUsageRecords(insertOnly(db), [laterInserted]);
+    assert.deepEqual(await rowsOf(db, [later.id]), await rowsOf(db, [laterInserted.id]), 'the decoded record is the record');
+    // On a database without COPY the same rows go by the INSERT.
+    const elsewhere = [record(), record({ costUsd: null, ttfbMs: 2.5 })];
+    const other = usageRowQueue(500);
+    for (const r of elsewhere) other.push(r);
+    await writeUsageBatch(insertOnly(db), other.batch(2));
+    assert.equal(await countOf(db, elsewhere), 2);
   });
 
   test('any other failure fails the batch whole', async () => {

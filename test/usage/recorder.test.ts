@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { BufferedRecorder, type RecorderOptions } from '../../core/store/buffered-recorder.ts';
+import { ArrayQueue, BufferedRecorder, type RecorderOptions } from '../../core/store/buffered-recorder.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -251,5 +251,26 @@ describe('BufferedRecorder', () => {
     setTimeout(() => (state.failing = false), 100);
     await r.close(5000);
     assert.deepEqual(state.written, range(0, 10));
+  });
+
+  test('a record its queue refuses is logged in full, and the others are written', async () => {
+    const { logger, lines } = captureLogger();
+    const { state, write } = scriptedWriter();
+    // As the usage plugin's row queue refuses a value its column cannot hold.
+    class RefusingQueue extends ArrayQueue<number> {
+      override push(record: number): void {
+        if (record < 0) throw new RangeError(`${record} is not a count`);
+        super.push(record);
+      }
+    }
+    const r = recorder({ write, logger, queue: new RefusingQueue() }).start();
+    recordAll(r, [1, -2, 3]);
+    assert.equal(r.inFlight, 0, 'the refused record gave its slot back');
+    assert.equal(r.pending, 2);
+    const refused = lines.find((l) => l.msg === 'a usage record cannot be written: it is in this log line');
+    assert.deepEqual(refused?.records, [-2]);
+    assert.match(refused?.err?.message, /-2 is not a count/);
+    await r.close(2000);
+    assert.deepEqual(state.written, [1, 3]);
   });
 });
