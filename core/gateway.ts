@@ -5,6 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
+import { installLeanResponse } from './server/lean-response.ts';
 import Router from '@koa/router';
 import { adminRouter } from './api/admin/index.ts';
 import { adminApiOn } from './api/admin/credentials.ts';
@@ -256,6 +257,7 @@ export async function createGateway(loaded: LoadedConfig, options: GatewayOption
   // The client address is gw.clientIp, resolved against server.trustedProxies (core/identity/addresses.ts).
   const app = new Koa();
   app.silent = true; // every error is rendered and logged by requestContext
+  installLeanResponse(app);
   const metrics = config.server.metrics.enabled ? new GatewayMetrics(config, labelBounds(config, routePatterns(), (slug) => loaded.providers.get(slug)?.defaultBaseUrl), {
     inFlight: () => traffic.inFlight,
     breakers: () => breakers.states(),
