@@ -1,7 +1,7 @@
 /**
  * Rows of a binary COPY kept as bytes until they are written, and read back into values where bytes will not do.
  * The usage plugin's records wait up to a second for their batch: as objects they outlived two scavenges and were
- * promoted to the old generation (about 400 of the 570 bytes promoted per request, bench/analysis.md), whose
+ * promoted to the old generation (about 380 of the 580 bytes promoted per request, bench/analysis.md), whose
  * collections then had them to mark and move. Encoded when they are handed in, they leave nothing per record on the
  * JavaScript heap: the rows' offsets are numbers in one array.
  */
