@@ -6,7 +6,7 @@
  */
 import type { Modality } from '../../core/canonical/chat.ts';
 import type { PluginDatabase, PluginQueryable as Queryable } from '../../core/pipeline/services.ts';
-import { BinaryCopyWriter, type CopyColumnType } from '../../core/store/copy-binary.ts';
+import type { CopyColumnType } from '../../core/store/copy-binary.ts';
 import { BinaryRowQueue, type EncodedRows, type RowCodec } from '../../core/store/copy-binary-rows.ts';
 
 export type UsageStatus = 'completed' | 'aborted' | 'failed';
@@ -136,15 +136,11 @@ const PARAMS = COLUMNS.map(([, type, , get]) => asParam(type, get));
 /** About what one record takes in the binary stream, so that a batch's buffer seldom grows. */
 const BYTES_PER_RECORD = 448;
 
-/** The batch as one binary COPY stream. This runs on the main thread for every request's record. */
+/** Records handed in as a whole (metered work) as one binary COPY stream, encoded as the recorder's queue encodes them. */
 function binaryOf(batch: readonly UsageRecord[]): Uint8Array {
-  const writer = new BinaryCopyWriter(batch.length * BYTES_PER_RECORD);
-  for (let r = 0; r < batch.length; r++) {
-    const record = batch[r]!;
-    writer.row(GETTERS.length);
-    for (let c = 0; c < GETTERS.length; c++) writer.value(TYPES[c]!, GETTERS[c]!(record) as never);
-  }
-  return writer.finish();
+  const rows = usageRowQueue(batch.length);
+  for (const record of batch) rows.push(record);
+  return rows.batch(batch.length).stream;
 }
 
 /** How the embedded database's queue (BinaryRowQueue) keeps records as COPY rows, and reads them back. */
@@ -169,26 +165,13 @@ export type UsageBatch = readonly UsageRecord[] | EncodedRows<UsageRecord>;
 const UNIQUE_VIOLATION = '23505';
 
 /** Writes a batch of either kind, as insertUsageRecords does. */
-export async function writeUsageBatch(db: Queryable & Pick<PluginDatabase, 'copyBinary'>, batch: UsageBatch): Promise<void> {
+export function writeUsageBatch(db: Queryable & Pick<PluginDatabase, 'copyBinary'>, batch: UsageBatch): Promise<void> {
   if (isRecords(batch)) return insertUsageRecords(db, batch);
-  if (batch.count === 0) return;
-  if (db.copyBinary) {
-    try {
-      await db.copyBinary('usage_records', COLUMN_NAMES, batch.stream);
-      return;
-    } catch (err) {
-      if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
-    }
-  }
-  await insertRows(db, batch.records());
+  return batch.count === 0 ? Promise.resolve() : copyOrInsert(db, () => batch.stream, () => batch.records());
 }
 
 function isRecords(batch: UsageBatch): batch is readonly UsageRecord[] {
   return Array.isArray(batch);
-}
-
-async function insertRows(db: Queryable, batch: readonly UsageRecord[]): Promise<void> {
-  await db.query(INSERT, PARAMS.map((get) => batch.map(get)));
 }
 
 /**
@@ -196,17 +179,24 @@ async function insertRows(db: Queryable, batch: readonly UsageRecord[]): Promise
  * CONFLICT: a batch whose answer was lost after it was written (a timeout) fails it on the primary key, and is
  * then written by the INSERT, which skips the rows already there.
  */
-export async function insertUsageRecords(db: Queryable & Pick<PluginDatabase, 'copyBinary'>, batch: readonly UsageRecord[]): Promise<void> {
-  if (batch.length === 0) return;
+export function insertUsageRecords(db: Queryable & Pick<PluginDatabase, 'copyBinary'>, batch: readonly UsageRecord[]): Promise<void> {
+  return batch.length === 0 ? Promise.resolve() : copyOrInsert(db, () => binaryOf(batch), () => batch);
+}
+
+/** The COPY where the database has one, else (or after a COPY refused on the primary key) the INSERT. */
+async function copyOrInsert(
+  db: Queryable & Pick<PluginDatabase, 'copyBinary'>, stream: () => Uint8Array, records: () => readonly UsageRecord[],
+): Promise<void> {
   if (db.copyBinary) {
     try {
-      await db.copyBinary('usage_records', COLUMN_NAMES, binaryOf(batch));
+      await db.copyBinary('usage_records', COLUMN_NAMES, stream());
       return;
     } catch (err) {
       if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
     }
   }
-  await insertRows(db, batch);
+  const rows = records();
+  await db.query(INSERT, PARAMS.map((get) => rows.map(get)));
 }
 
 const MAX_TEXT = 256;
